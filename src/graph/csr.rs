@@ -1,0 +1,266 @@
+//! Compressed sparse rows with K weight columns stored objective-major.
+//!
+//! Row `u` holds the out-edges of `u` in a fixed order (the order matters: batch semantics and
+//! path costs use "the first copy in the row"). Vertex ids and edge offsets are i32, as in the
+//! originals; weights are integers in [1, 2^31-1], column `k` is `weights[k*m .. (k+1)*m]`.
+
+use crate::error::{Error, Result};
+
+/// The largest number of objectives a graph may carry (the weight-increase mask is 64 bits wide).
+pub const MAX_OBJECTIVES: usize = 64;
+
+/// Largest edge count and vertex count representable with i32 offsets and ids.
+pub const MAX_EDGES: usize = i32::MAX as usize;
+
+/// A validated CSR graph with K objective-major weight columns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Csr {
+    n: usize,
+    k: usize,
+    row_ptr: Vec<i32>,
+    col_ind: Vec<i32>,
+    weights: Vec<i32>,
+}
+
+/// How the weights passed to a constructor are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WeightLayout {
+    /// `weights[e*k + j]` (the originals' files and `dyng_edges_t`).
+    EdgeMajor,
+    /// `weights[j*m + e]` (`dyng_csr_t`).
+    ObjectiveMajor,
+}
+
+impl Csr {
+    /// Builds a graph from CSR arrays after checking every rule; names the first offending entry.
+    pub fn from_arrays(
+        n: usize,
+        k: usize,
+        row_ptr: Vec<i32>,
+        col_ind: Vec<i32>,
+        weights: &[i32],
+        layout: WeightLayout,
+    ) -> Result<Self> {
+        check_objectives(k)?;
+        if n > MAX_EDGES {
+            return Err(Error::Capacity(format!(
+                "dyng: n = {n} vertices exceeds the 32-bit limit 2^31-1"
+            )));
+        }
+        if row_ptr.len() != n + 1 {
+            return Err(Error::invalid(format!(
+                "dyng: row_ptr has {} entries, want n + 1 = {}",
+                row_ptr.len(),
+                n + 1
+            )));
+        }
+        if row_ptr[0] != 0 {
+            return Err(Error::invalid(format!(
+                "dyng: row_ptr[0] = {}, must be 0",
+                row_ptr[0]
+            )));
+        }
+        for u in 0..n {
+            if row_ptr[u + 1] < row_ptr[u] {
+                return Err(Error::invalid(format!(
+                    "dyng: row_ptr is not monotone: row_ptr[{}] = {} < row_ptr[{u}] = {}",
+                    u + 1,
+                    row_ptr[u + 1],
+                    row_ptr[u]
+                )));
+            }
+        }
+        let m = row_ptr[n] as usize;
+        if col_ind.len() != m {
+            return Err(Error::invalid(format!(
+                "dyng: col_ind has {} entries but row_ptr[n] = {m}",
+                col_ind.len()
+            )));
+        }
+        if let Some(e) = col_ind.iter().position(|&v| v < 0 || v as usize >= n) {
+            return Err(Error::invalid(format!(
+                "dyng: edge {e} has head {} outside [0, n = {n})",
+                col_ind[e]
+            )));
+        }
+        if weights.len() != m * k {
+            return Err(Error::invalid(format!(
+                "dyng: {} weights given, want m x K = {m} x {k} = {}",
+                weights.len(),
+                m * k
+            )));
+        }
+        let columns = match layout {
+            WeightLayout::ObjectiveMajor => weights.to_vec(),
+            WeightLayout::EdgeMajor => {
+                let mut cols = vec![0i32; m * k];
+                for e in 0..m {
+                    for j in 0..k {
+                        cols[j * m + e] = weights[e * k + j];
+                    }
+                }
+                cols
+            }
+        };
+        if let Some(i) = columns.iter().position(|&w| w < 1) {
+            let (j, e) = (i / m.max(1), i % m.max(1));
+            return Err(Error::invalid(format!(
+                "dyng: edge {e} has weight {} for objective {j}; weights must be integers in [1, 2^31-1]",
+                columns[i]
+            )));
+        }
+        Ok(Csr {
+            n,
+            k,
+            row_ptr,
+            col_ind,
+            weights: columns,
+        })
+    }
+
+    /// Builds a graph from an edge list; edges keep their list order inside each source row.
+    pub fn from_edges(
+        n: usize,
+        k: usize,
+        src: &[i32],
+        dst: &[i32],
+        weights_edge_major: &[i32],
+    ) -> Result<Self> {
+        check_objectives(k)?;
+        let m = src.len();
+        if dst.len() != m || weights_edge_major.len() != m * k {
+            return Err(Error::invalid(format!(
+                "dyng: edge arrays disagree: {m} sources, {} targets, {} weights (want {} = m x K)",
+                dst.len(),
+                weights_edge_major.len(),
+                m * k
+            )));
+        }
+        if m > MAX_EDGES || n > MAX_EDGES {
+            return Err(Error::Capacity(format!(
+                "dyng: {m} edges / {n} vertices exceed the 32-bit limit 2^31-1"
+            )));
+        }
+        for e in 0..m {
+            for (what, x) in [("source", src[e]), ("target", dst[e])] {
+                if x < 0 || x as usize >= n {
+                    return Err(Error::invalid(format!(
+                        "dyng: edge {e} has {what} {x} outside [0, n = {n})"
+                    )));
+                }
+            }
+        }
+        let mut row_ptr = vec![0i32; n + 1];
+        for &u in src {
+            row_ptr[u as usize + 1] += 1;
+        }
+        for u in 0..n {
+            row_ptr[u + 1] += row_ptr[u];
+        }
+        let mut cursor: Vec<i32> = row_ptr[..n].to_vec();
+        let mut col_ind = vec![0i32; m];
+        let mut w = vec![0i32; m * k];
+        for e in 0..m {
+            let slot = cursor[src[e] as usize] as usize;
+            cursor[src[e] as usize] += 1;
+            col_ind[slot] = dst[e];
+            w[slot * k..slot * k + k].copy_from_slice(&weights_edge_major[e * k..e * k + k]);
+        }
+        Csr::from_arrays(n, k, row_ptr, col_ind, &w, WeightLayout::EdgeMajor)
+    }
+
+    /// Assembles a graph whose invariants the caller has established (used by `apply`).
+    pub(crate) fn from_parts_unchecked(
+        n: usize,
+        k: usize,
+        row_ptr: Vec<i32>,
+        col_ind: Vec<i32>,
+        weights: Vec<i32>,
+    ) -> Self {
+        debug_assert_eq!(row_ptr.len(), n + 1);
+        debug_assert_eq!(weights.len(), col_ind.len() * k);
+        Csr {
+            n,
+            k,
+            row_ptr,
+            col_ind,
+            weights,
+        }
+    }
+
+    /// Number of vertices.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Number of edges.
+    pub fn m(&self) -> usize {
+        self.col_ind.len()
+    }
+
+    /// Number of objectives (weight columns).
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    pub fn row_ptr(&self) -> &[i32] {
+        &self.row_ptr
+    }
+
+    pub fn col_ind(&self) -> &[i32] {
+        &self.col_ind
+    }
+
+    /// All columns, objective-major.
+    pub fn weights(&self) -> &[i32] {
+        &self.weights
+    }
+
+    /// The weight column of objective `j`.
+    pub fn column(&self, j: usize) -> &[i32] {
+        let m = self.m();
+        &self.weights[j * m..(j + 1) * m]
+    }
+
+    /// The edge index range of row `u`.
+    #[inline]
+    pub fn row(&self, u: usize) -> std::ops::Range<usize> {
+        self.row_ptr[u] as usize..self.row_ptr[u + 1] as usize
+    }
+
+    /// Edge-major copy of the weights (`[e*k + j]`), as the text files store them.
+    pub fn weights_edge_major(&self) -> Vec<i32> {
+        let (m, k) = (self.m(), self.k);
+        let mut out = vec![0i32; m * k];
+        for j in 0..k {
+            for e in 0..m {
+                out[e * k + j] = self.weights[j * m + e];
+            }
+        }
+        out
+    }
+
+    /// The largest weight of objective `j` (at least 1, also for an edgeless graph).
+    pub fn max_weight(&self, j: usize) -> i32 {
+        self.column(j).iter().copied().max().unwrap_or(1).max(1)
+    }
+
+    /// The sum of the weights of objective `j`.
+    pub fn weight_sum(&self, j: usize) -> i64 {
+        self.column(j).iter().map(|&w| w as i64).sum()
+    }
+
+    /// The first edge `u -> v` in row `u` (CSR order), if any.
+    pub fn first_edge(&self, u: usize, v: i32) -> Option<usize> {
+        self.row(u).find(|&e| self.col_ind[e] == v)
+    }
+}
+
+pub(crate) fn check_objectives(k: usize) -> Result<()> {
+    if k == 0 || k > MAX_OBJECTIVES {
+        return Err(Error::invalid(format!(
+            "dyng: K = {k} objectives; a graph needs 1 to {MAX_OBJECTIVES}"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,94 @@
+//! Graphs with K objectives, change batches and their application.
+//!
+//! A [`Graph`] is a [`Csr`] plus an identity (to refuse results of other graphs), a version that
+//! every applied batch increments (to refuse results of older states), and the reverse graph,
+//! built on first use for each state.
+
+pub mod apply;
+pub mod batch;
+pub mod csr;
+pub mod in_edges;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+pub use apply::{apply_batch, Applied};
+pub use batch::{Batch, BatchView};
+pub use csr::{Csr, WeightLayout, MAX_OBJECTIVES};
+pub use in_edges::InEdges;
+
+static NEXT_GRAPH_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A directed graph with K weight columns, maintained under batches of changes.
+#[derive(Debug)]
+pub struct Graph {
+    csr: Csr,
+    in_edges: OnceLock<InEdges>,
+    id: u64,
+    version: u64,
+}
+
+impl Clone for Graph {
+    /// A clone is a new graph (new identity): results of the original are stale for it.
+    fn clone(&self) -> Self {
+        Graph::new(self.csr.clone())
+    }
+}
+
+impl Graph {
+    /// Wraps a validated CSR.
+    pub fn new(csr: Csr) -> Self {
+        Graph {
+            csr,
+            in_edges: OnceLock::new(),
+            id: NEXT_GRAPH_ID.fetch_add(1, Ordering::Relaxed),
+            version: 0,
+        }
+    }
+
+    pub fn csr(&self) -> &Csr {
+        &self.csr
+    }
+
+    pub fn n(&self) -> usize {
+        self.csr.n()
+    }
+
+    pub fn m(&self) -> usize {
+        self.csr.m()
+    }
+
+    pub fn k(&self) -> usize {
+        self.csr.k()
+    }
+
+    /// Unique identity of this graph object.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Number of batches applied so far.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// The reverse graph of the current state (built on first use).
+    pub fn in_edges(&self) -> &InEdges {
+        self.in_edges.get_or_init(|| InEdges::build(&self.csr))
+    }
+
+    /// Replaces the state by an updated CSR (same n and K) and bumps the version.
+    pub(crate) fn commit(&mut self, csr: Csr) {
+        debug_assert_eq!(csr.n(), self.csr.n());
+        self.csr = csr;
+        self.in_edges = OnceLock::new();
+        self.version += 1;
+    }
+
+    /// Applies a batch without updating any result (results of the old state become stale).
+    pub fn apply(&mut self, batch: &BatchView<'_>) -> crate::Result<Vec<u64>> {
+        let applied = apply_batch(&self.csr, batch)?;
+        self.commit(applied.csr);
+        Ok(applied.increase_masks)
+    }
+}

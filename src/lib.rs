@@ -1,0 +1,14 @@
+//! dyng keeps shortest-path trees up to date on large dynamic graphs.
+//!
+//! A [`Graph`] holds K weights per edge; batches of insertions, deletions and weight changes are
+//! applied once and every maintained result (single-objective SSSP trees and multi-objective MOSP
+//! compromises) is brought up to date by the update engines, which lease their scratch memory from
+//! the [`Resources`] handle's workspace pool. Outputs are bit-identical across engines and thread
+//! counts and byte-identical to the original MOSP-OpenMP/MOSP-CUDA programs.
+
+pub mod error;
+pub mod graph;
+pub mod io;
+
+pub use error::{Error, ErrorKind, Result};
+pub use graph::{Batch, BatchView, Csr, Graph, WeightLayout};
