@@ -7,6 +7,7 @@
 pub mod apply;
 pub mod batch;
 pub mod csr;
+pub mod dijkstra;
 pub mod in_edges;
 
 use std::sync::atomic::{AtomicU64, Ordering};

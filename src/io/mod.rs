@@ -11,3 +11,15 @@ pub mod mtx;
 pub mod rng;
 pub mod timing;
 pub mod trees;
+pub mod graphgen;
+
+/// A graph as the text formats hold it: CSR arrays with edge-major weights (`weights[e*k + j]`).
+/// `k` is 0 when the Values file is empty (the caller then supplies K).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CsrText {
+    pub n: usize,
+    pub k: usize,
+    pub row_ptr: Vec<i32>,
+    pub col_ind: Vec<i32>,
+    pub weights: Vec<i32>,
+}
