@@ -16,3 +16,13 @@ pub use graph::{Batch, BatchView, Csr, Graph, WeightLayout};
 /// The distance of an unreachable vertex: (2^63-1)/4, as in the originals. A distance is finite iff
 /// it is below `DISTANCE_INF / 2`; writers print `INF` from there on.
 pub const DISTANCE_INF: i64 = i64::MAX / 4;
+
+pub mod mosp;
+pub mod resources;
+pub mod sssp;
+pub mod update;
+
+pub use mosp::{MospOptions, MospResult, Preferences};
+pub use resources::{backend_available, Backend, Resources, ResourcesOptions};
+pub use sssp::{sosp_update_arrays, SsspOptions, SsspResult, UpdateStats};
+pub use update::{update, update_one, ResultMut};

@@ -86,6 +86,12 @@ impl Graph {
         self.version += 1;
     }
 
+    /// Replaces the state by an updated CSR whose reverse graph is already built.
+    pub(crate) fn commit_with_in_edges(&mut self, csr: Csr, in_edges: InEdges) {
+        self.commit(csr);
+        let _ = self.in_edges.set(in_edges);
+    }
+
     /// Applies a batch without updating any result (results of the old state become stale).
     pub fn apply(&mut self, batch: &BatchView<'_>) -> crate::Result<Vec<u64>> {
         let applied = apply_batch(&self.csr, batch)?;

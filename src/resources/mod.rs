@@ -1,0 +1,160 @@
+//! `Resources`: the execution context shared by graphs, results and their clones.
+//!
+//! A cheap cloneable handle (an `Arc`) owning the backend choice, the rayon thread pool of the
+//! parallel engine (never rayon's global pool, so a library user's own pool is left alone) and the
+//! workspace pool from which every engine run leases its scratch memory.
+
+pub mod pool;
+
+use crate::error::{Error, Result};
+use pool::WorkspacePool;
+use std::sync::Arc;
+
+pub use pool::{Lease, PoolCounters, PooledWorkspace};
+
+/// Which engine runs the algorithms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// The readable single-threaded reference engine.
+    Sequential,
+    /// The rayon engine on a thread pool owned by the handle.
+    Parallel,
+    /// The CUDA engine.
+    Cuda,
+}
+
+/// How to build a [`Resources`] handle.
+#[derive(Debug, Clone)]
+pub struct ResourcesOptions {
+    pub backend: Backend,
+    /// Threads of the parallel engine; 0 means all cores.
+    pub num_threads: usize,
+    /// CUDA device ordinal.
+    pub device: i32,
+}
+
+impl Default for ResourcesOptions {
+    fn default() -> Self {
+        ResourcesOptions {
+            backend: Backend::Parallel,
+            num_threads: 0,
+            device: 0,
+        }
+    }
+}
+
+struct Inner {
+    backend: Backend,
+    threads: usize,
+    thread_pool: Option<rayon::ThreadPool>,
+    workspaces: WorkspacePool,
+}
+
+/// The execution context. Clones share the thread pool and the workspace pool.
+#[derive(Clone)]
+pub struct Resources {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Resources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resources")
+            .field("backend", &self.inner.backend)
+            .field("threads", &self.inner.threads)
+            .finish()
+    }
+}
+
+/// Whether a backend can be used on this machine and build.
+pub fn backend_available(backend: Backend) -> bool {
+    match backend {
+        Backend::Sequential | Backend::Parallel => true,
+        Backend::Cuda => false,
+    }
+}
+
+impl Resources {
+    pub fn new(opt: &ResourcesOptions) -> Result<Self> {
+        let (threads, thread_pool) = match opt.backend {
+            Backend::Sequential => (1, None),
+            Backend::Parallel => {
+                let threads = if opt.num_threads == 0 {
+                    std::thread::available_parallelism().map_or(1, |n| n.get())
+                } else {
+                    opt.num_threads
+                };
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .thread_name(|i| format!("dyng-{i}"))
+                    .build()
+                    .map_err(|e| Error::Internal(format!("cannot start {threads} threads: {e}")))?;
+                (threads, Some(pool))
+            }
+            Backend::Cuda => {
+                return Err(Error::NotSupported(
+                    "dyng: the CUDA backend is not available in this build (no CUDA engine compiled in)"
+                        .into(),
+                ))
+            }
+        };
+        Ok(Resources {
+            inner: Arc::new(Inner {
+                backend: opt.backend,
+                threads,
+                thread_pool,
+                workspaces: WorkspacePool::new(),
+            }),
+        })
+    }
+
+    /// The sequential reference engine.
+    pub fn sequential() -> Self {
+        Self::new(&ResourcesOptions {
+            backend: Backend::Sequential,
+            ..Default::default()
+        })
+        .expect("the sequential backend needs no system resources")
+    }
+
+    /// The parallel engine with `threads` threads (0 = all cores).
+    pub fn parallel(threads: usize) -> Result<Self> {
+        Self::new(&ResourcesOptions {
+            backend: Backend::Parallel,
+            num_threads: threads,
+            ..Default::default()
+        })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.inner.backend
+    }
+
+    /// Threads used by the engine (1 for the sequential engine).
+    pub fn threads(&self) -> usize {
+        self.inner.threads
+    }
+
+    pub(crate) fn thread_pool(&self) -> Option<&rayon::ThreadPool> {
+        self.inner.thread_pool.as_ref()
+    }
+
+    /// The workspace pool shared by every clone of this handle.
+    pub fn workspaces(&self) -> &WorkspacePool {
+        &self.inner.workspaces
+    }
+
+    /// Bytes held by idle workspaces.
+    pub fn workspace_bytes(&self) -> usize {
+        self.inner.workspaces.idle_bytes()
+    }
+
+    /// Frees every idle workspace.
+    pub fn release_workspaces(&self) {
+        self.inner.workspaces.release()
+    }
+
+    /// True when `other` is a clone of this handle.
+    pub fn same_as(&self, other: &Resources) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}

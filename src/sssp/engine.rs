@@ -1,0 +1,573 @@
+//! The SSSP engine: static solve and dynamic update with near-far (Delta-stepping) propagation.
+//!
+//! One implementation for every host backend, generic over an [`Exec`]: with `Sequential` it is
+//! the readable reference whose counters reproduce the original single-threaded program; with
+//! `Parallel` the same steps run on rayon. The result is the canonical tree (exact distances,
+//! lowest-id parent among tight in-neighbours) whatever the schedule, because the packed word's
+//! order is (distance, parent) and every tight edge from a changed vertex is offered to its head.
+//!
+//! Update steps (reference-behaviour §3): pack the old tree; roots (heads of changed tree edges);
+//! invalidate their subtrees (detecting parent cycles); add insertion heads; pull every candidate's
+//! best in-edge; propagate with near/far piles; unpack.
+
+use super::exec::Exec;
+use super::packing::{Packing, PACKED_INF};
+use super::stats::UpdateStats;
+use super::workspace::{Appender, VertexList, Workspace};
+use crate::error::{Error, Result};
+use crate::DISTANCE_INF;
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicUsize, Ordering::Relaxed};
+
+/// One objective's out-edges (CSR with one weight column).
+#[derive(Clone, Copy)]
+pub(crate) struct OutView<'a> {
+    pub row_ptr: &'a [i32],
+    pub col: &'a [i32],
+    pub w: &'a [i32],
+}
+
+/// One objective's in-edges (the reverse CSR with the same weight column).
+#[derive(Clone, Copy)]
+pub(crate) struct InView<'a> {
+    pub row_ptr: &'a [i32],
+    pub tails: &'a [i32],
+    pub w: &'a [i32],
+}
+
+/// What changed for one objective: possible roots (deleted or heavier edges, batch order) and the
+/// heads of all insertions.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Changes<'a> {
+    pub from: &'a [i32],
+    pub to: &'a [i32],
+    pub heads: &'a [i32],
+}
+
+const GRAIN_VERTICES: usize = 4096;
+const GRAIN_LIST: usize = 64;
+
+const _: () = assert!(std::mem::align_of::<AtomicI64>() == std::mem::align_of::<i64>());
+const _: () = assert!(std::mem::align_of::<AtomicI32>() == std::mem::align_of::<i32>());
+
+fn atomic_i64(s: &mut [i64]) -> &[AtomicI64] {
+    // SAFETY: AtomicI64 has the size and (asserted above) alignment of i64, and the exclusive borrow
+    // guarantees no other access to the slice while the atomic view lives.
+    unsafe { &*(s as *mut [i64] as *const [AtomicI64]) }
+}
+
+fn atomic_i32(s: &mut [i32]) -> &[AtomicI32] {
+    // SAFETY: as in `atomic_i64`, for i32.
+    unsafe { &*(s as *mut [i32] as *const [AtomicI32]) }
+}
+
+#[inline]
+fn is_finite(d: i64) -> bool {
+    d < DISTANCE_INF / 2
+}
+
+/// The parameters shared by the steps of one run.
+struct Run<'a, E: Exec> {
+    exec: &'a E,
+    out: OutView<'a>,
+    source: usize,
+    delta: u64,
+    packing: Packing,
+}
+
+/// Static solve from `source` (used for a fresh SSSP result and for the combined graph).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn compute<E: Exec>(
+    exec: &E,
+    out: OutView<'_>,
+    source: usize,
+    delta: i64,
+    max_weight: i64,
+    ws: &mut Workspace,
+    dist: &mut [i64],
+    parent: &mut [i32],
+) -> Result<UpdateStats> {
+    let n = out.row_ptr.len() - 1;
+    check_run_args(n, source, delta, dist.len(), parent.len())?;
+    let packing = Packing::choose(n, max_weight)?;
+    ws.reserve(n);
+    let mut stats = UpdateStats {
+        packed_parents: packing.packed_parents(),
+        ..Default::default()
+    };
+    let run = Run {
+        exec,
+        out,
+        source,
+        delta: delta as u64,
+        packing,
+    };
+    let mut gens = Generations(ws.generation);
+    let shared: &Workspace = ws;
+    exec.install(|| {
+        exec.for_chunks(n, GRAIN_VERTICES, |r| {
+            for v in r {
+                shared.packed[v].store(PACKED_INF, Relaxed);
+            }
+        });
+        shared.packed[source].store(packing.pack(0, -1), Relaxed);
+        shared.frontier.clear();
+        shared.frontier.push(source as i32);
+        near_far(&run, shared, &mut gens, &mut stats);
+        stats.affected = unpack(&run, shared, &mut gens, dist, parent) as i64;
+    });
+    ws.generation = gens.0;
+    Ok(stats)
+}
+
+/// Dynamic update: on entry `dist`/`parent` hold the tree of the old graph, on return the tree of
+/// the updated graph described by `out`/`inn`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn update<E: Exec>(
+    exec: &E,
+    out: OutView<'_>,
+    inn: InView<'_>,
+    changes: Changes<'_>,
+    source: usize,
+    delta: i64,
+    max_weight: i64,
+    ws: &mut Workspace,
+    dist: &mut [i64],
+    parent: &mut [i32],
+) -> Result<UpdateStats> {
+    let n = out.row_ptr.len() - 1;
+    check_run_args(n, source, delta, dist.len(), parent.len())?;
+    check_changes(n, &changes)?;
+    if let Some(v) = parent.iter().position(|&p| p < -1 || p as i64 >= n as i64) {
+        return Err(Error::invalid(format!(
+            "dyng: parent[{v}] = {} is outside [-1, n = {n})",
+            parent[v]
+        )));
+    }
+    let packing = Packing::choose(n, max_weight)?;
+    ws.reserve(n);
+    let mut stats = UpdateStats {
+        packed_parents: packing.packed_parents(),
+        ..Default::default()
+    };
+    let run = Run {
+        exec,
+        out,
+        source,
+        delta: delta as u64,
+        packing,
+    };
+    let mut gens = Generations(ws.generation);
+    let shared: &Workspace = ws;
+    let result = exec.install(|| -> Result<()> {
+        let ws = shared;
+        pack_old_tree(&run, ws, dist, parent)?;
+        let g0 = gens.next(ws);
+        ws.candidates.clear();
+        if !changes.from.is_empty() {
+            mark_roots(ws, &changes, parent);
+            invalidate_subtrees(&run, ws, parent)?;
+            collect_invalidated(&run, ws, g0);
+        }
+        stats.invalidated = ws.candidates.len() as i64;
+        for &v in changes.heads {
+            if v as usize != source && exec.claim(&ws.stamp[v as usize], g0) {
+                ws.candidates.push(v);
+            }
+        }
+        let g1 = gens.next(ws);
+        pull(&run, inn, ws, g1);
+        near_far(&run, ws, &mut gens, &mut stats);
+        stats.affected = unpack(&run, ws, &mut gens, dist, parent) as i64;
+        Ok(())
+    });
+    ws.generation = gens.0;
+    result.map(|()| stats)
+}
+
+fn check_run_args(n: usize, source: usize, delta: i64, dl: usize, pl: usize) -> Result<()> {
+    if dl != n || pl != n {
+        return Err(Error::invalid(format!(
+            "dyng: distance and parent arrays have {dl} and {pl} entries, want n = {n}"
+        )));
+    }
+    if source >= n {
+        return Err(Error::invalid(format!(
+            "dyng: source {source} is outside [0, n = {n})"
+        )));
+    }
+    if delta <= 0 {
+        return Err(Error::invalid(format!("dyng: delta = {delta} must be > 0")));
+    }
+    Ok(())
+}
+
+fn check_changes(n: usize, c: &Changes<'_>) -> Result<()> {
+    if c.from.len() != c.to.len() {
+        return Err(Error::invalid(format!(
+            "dyng: {} changed-edge sources but {} targets",
+            c.from.len(),
+            c.to.len()
+        )));
+    }
+    for (what, list) in [("changed source", c.from), ("changed target", c.to), ("insertion head", c.heads)] {
+        if let Some(&v) = list.iter().find(|&&v| v < 0 || v as usize >= n) {
+            return Err(Error::invalid(format!(
+                "dyng: {what} vertex {v} is outside [0, n = {n})"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Packs the old tree into words and resets the invalidation states.
+fn pack_old_tree<E: Exec>(run: &Run<'_, E>, ws: &Workspace, dist: &[i64], parent: &[i32]) -> Result<()> {
+    let bad = AtomicUsize::new(usize::MAX);
+    let p = run.packing;
+    run.exec.for_chunks(dist.len(), GRAIN_VERTICES, |r| {
+        for v in r {
+            ws.state[v].store(0, Relaxed);
+            let d = dist[v];
+            let word = if !is_finite(d) {
+                PACKED_INF
+            } else if d < 0 || d as u64 > p.bound {
+                bad.fetch_min(v, Relaxed);
+                PACKED_INF
+            } else {
+                p.pack(d as u64, parent[v])
+            };
+            ws.packed[v].store(word, Relaxed);
+        }
+    });
+    match bad.load(Relaxed) {
+        usize::MAX => Ok(()),
+        v => Err(Error::invalid(format!(
+            "dyng: an input distance exceeds (n - 1) * maxWeight or is negative: distance[{v}] = {} (bound {}); does the tree belong to this graph?",
+            dist[v], p.bound
+        ))),
+    }
+}
+
+const UNKNOWN: u8 = 0;
+const VALID: u8 = 1;
+const INVALID: u8 = 2;
+
+/// Roots: heads of changed edges that were their tree edge in the old tree.
+fn mark_roots(ws: &Workspace, c: &Changes<'_>, parent: &[i32]) {
+    for (&from, &to) in c.from.iter().zip(c.to) {
+        if parent[to as usize] == from {
+            ws.state[to as usize].store(INVALID, Relaxed);
+        }
+    }
+}
+
+/// Resolves every vertex to valid or invalid by walking its parent path up to a resolved vertex
+/// (path-compressing: the whole walked path takes the answer). A walk longer than n is a cycle.
+fn invalidate_subtrees<E: Exec>(run: &Run<'_, E>, ws: &Workspace, parent: &[i32]) -> Result<()> {
+    let n = parent.len();
+    let cyclic = AtomicBool::new(false);
+    run.exec.for_chunks(n, 1024, |r| {
+        for v in r {
+            if ws.state[v].load(Relaxed) != UNKNOWN || cyclic.load(Relaxed) {
+                continue;
+            }
+            let mut u = v;
+            let mut steps = 0usize;
+            while ws.state[u].load(Relaxed) == UNKNOWN && parent[u] >= 0 && steps <= n {
+                u = parent[u] as usize;
+                steps += 1;
+            }
+            if steps > n {
+                cyclic.store(true, Relaxed);
+                continue;
+            }
+            let r = match ws.state[u].load(Relaxed) {
+                UNKNOWN => VALID,
+                s => s,
+            };
+            let mut u = v as i32;
+            while u >= 0 && ws.state[u as usize].load(Relaxed) == UNKNOWN {
+                ws.state[u as usize].store(r, Relaxed);
+                u = parent[u as usize];
+            }
+        }
+    });
+    if cyclic.load(Relaxed) {
+        return Err(Error::invalid(
+            "dyng: the input SOSP tree has a parent cycle".to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// Invalidated vertices lose their word and become the first candidates (ascending id when
+/// sequential).
+fn collect_invalidated<E: Exec>(run: &Run<'_, E>, ws: &Workspace, g0: i32) {
+    run.exec.for_chunks(ws.state.len().min(run.out.row_ptr.len() - 1), GRAIN_VERTICES, |r| {
+        let mut cand = Appender::new(&ws.candidates);
+        for v in r {
+            if ws.state[v].load(Relaxed) == INVALID {
+                ws.packed[v].store(PACKED_INF, Relaxed);
+                ws.stamp[v].store(g0, Relaxed);
+                cand.push(v as i32);
+            }
+        }
+    });
+}
+
+/// Every candidate takes its best in-edge; a strict distance decrease puts it on the frontier.
+fn pull<E: Exec>(run: &Run<'_, E>, inn: InView<'_>, ws: &Workspace, g1: i32) {
+    let p = run.packing;
+    ws.frontier.clear();
+    run.exec.for_chunks(ws.candidates.len(), GRAIN_LIST, |r| {
+        let mut frontier = Appender::new(&ws.frontier);
+        for i in r {
+            let v = ws.candidates.get(i) as usize;
+            let cur = ws.packed[v].load(Relaxed);
+            let mut best = cur;
+            for e in inn.row_ptr[v] as usize..inn.row_ptr[v + 1] as usize {
+                let u = inn.tails[e];
+                let wu = ws.packed[u as usize].load(Relaxed);
+                if wu == PACKED_INF {
+                    continue;
+                }
+                let nd = p.dist(wu) + inn.w[e] as u64;
+                if nd <= p.max_candidate {
+                    best = best.min(p.pack(nd, u));
+                }
+            }
+            if best < cur {
+                let old = run.exec.fetch_min(&ws.packed[v], best);
+                if p.dist(best) < p.dist(old) && run.exec.claim(&ws.stamp[v], g1) {
+                    frontier.push(v as i32);
+                }
+            }
+        }
+    });
+}
+
+/// The smallest finite distance over a list's words (`None` if all are INF or the list is empty).
+fn min_distance<E: Exec>(run: &Run<'_, E>, ws: &Workspace, list: &VertexList) -> Option<u64> {
+    let m = run.exec.min_over(list.len(), |i| ws.packed[list.get(i) as usize].load(Relaxed));
+    (m != PACKED_INF).then(|| run.packing.dist(m))
+}
+
+/// Delta-stepping with a near frontier and a far pile (reference-behaviour §3.8).
+fn near_far<E: Exec>(run: &Run<'_, E>, ws: &Workspace, gens: &mut Generations, stats: &mut UpdateStats) {
+    if ws.frontier.is_empty() {
+        return;
+    }
+    let mut threshold = min_distance(run, ws, &ws.frontier).unwrap_or(0).saturating_add(run.delta);
+    let g = gens.next(ws);
+    let (mut near, mut next) = (&ws.near_a, &ws.near_b);
+    let (mut far, mut far2) = (&ws.far, &ws.far2);
+    near.clear();
+    far.clear();
+    split(run, ws, &ws.frontier, threshold, g, near, far, None);
+    loop {
+        while !near.is_empty() {
+            stats.iterations += 1;
+            stats.pushes += near.len() as i64;
+            let g = gens.next(ws);
+            next.clear();
+            push_round(run, ws, near, next, far, threshold, g);
+            std::mem::swap(&mut near, &mut next);
+        }
+        if far.is_empty() {
+            break;
+        }
+        stats.epochs += 1;
+        let far_min = min_distance(run, ws, far).unwrap_or(0);
+        threshold = threshold.max(far_min).saturating_add(run.delta);
+        let g = gens.next(ws);
+        near.clear();
+        far2.clear();
+        split(run, ws, far, threshold, g, near, far2, Some(()));
+        std::mem::swap(&mut far, &mut far2);
+    }
+}
+
+/// The stamp generation counter of one run (written back to the workspace at the end).
+struct Generations(i32);
+
+impl Generations {
+    /// The next generation; stamps are reset when the counter would overflow.
+    fn next(&mut self, ws: &Workspace) -> i32 {
+        if self.0 == i32::MAX {
+            for s in &ws.stamp {
+                s.store(0, Relaxed);
+            }
+            self.0 = 0;
+        }
+        self.0 += 1;
+        self.0
+    }
+}
+
+/// Splits `list` into `near` (distance below the threshold, claimed) and the far pile. For the
+/// far re-split (`refile`), vertices already flagged go to `far_out` without touching the flag.
+#[allow(clippy::too_many_arguments)]
+fn split<E: Exec>(
+    run: &Run<'_, E>,
+    ws: &Workspace,
+    list: &VertexList,
+    threshold: u64,
+    g: i32,
+    near: &VertexList,
+    far_out: &VertexList,
+    refile: Option<()>,
+) {
+    let p = run.packing;
+    run.exec.for_chunks(list.len(), GRAIN_VERTICES, |r| {
+        let mut near_app = Appender::new(near);
+        let mut far_app = Appender::new(far_out);
+        for i in r {
+            let v = list.get(i) as usize;
+            let d = p.dist(ws.packed[v].load(Relaxed));
+            if d < threshold {
+                if refile.is_some() {
+                    ws.in_far[v].store(0, Relaxed);
+                }
+                if run.exec.claim(&ws.stamp[v], g) {
+                    near_app.push(v as i32);
+                }
+            } else if refile.is_some() || run.exec.set_flag(&ws.in_far[v]) == 0 {
+                far_app.push(v as i32);
+            }
+        }
+    });
+}
+
+/// Expands every vertex of `near`: relaxes its out-edges; strict improvements below the
+/// threshold go to `next`, others to the far pile.
+fn push_round<E: Exec>(
+    run: &Run<'_, E>,
+    ws: &Workspace,
+    near: &VertexList,
+    next: &VertexList,
+    far: &VertexList,
+    threshold: u64,
+    g: i32,
+) {
+    let p = run.packing;
+    let out = run.out;
+    let source = run.source;
+    run.exec.for_chunks(near.len(), GRAIN_LIST, |r| {
+        let mut next_app = Appender::new(next);
+        let mut far_app = Appender::new(far);
+        for i in r {
+            let u = near.get(i) as usize;
+            let wu = ws.packed[u].load(Relaxed);
+            if wu == PACKED_INF {
+                continue;
+            }
+            let du = p.dist(wu);
+            for e in out.row_ptr[u] as usize..out.row_ptr[u + 1] as usize {
+                let x = out.col[e] as usize;
+                if x == source {
+                    continue;
+                }
+                let nd = du + out.w[e] as u64;
+                if nd > p.max_candidate {
+                    continue;
+                }
+                let cand = p.pack(nd, u as i32);
+                if cand >= ws.packed[x].load(Relaxed) {
+                    continue;
+                }
+                let old = run.exec.fetch_min(&ws.packed[x], cand);
+                if nd < p.dist(old) {
+                    if nd < threshold {
+                        if run.exec.claim(&ws.stamp[x], g) {
+                            next_app.push(x as i32);
+                        }
+                    } else if run.exec.set_flag(&ws.in_far[x]) == 0 {
+                        far_app.push(x as i32);
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Writes the words back as distances and parents; returns how many vertices changed.
+fn unpack<E: Exec>(
+    run: &Run<'_, E>,
+    ws: &Workspace,
+    gens: &mut Generations,
+    dist: &mut [i64],
+    parent: &mut [i32],
+) -> usize {
+    let p = run.packing;
+    let n = dist.len();
+    let changed = AtomicUsize::new(0);
+    let dist_a = atomic_i64(dist);
+    let parent_a = atomic_i32(parent);
+    if p.packed_parents() {
+        run.exec.for_chunks(n, GRAIN_VERTICES, |r| {
+            let mut local = 0;
+            for v in r {
+                let w = ws.packed[v].load(Relaxed);
+                let (d, par) = if w == PACKED_INF {
+                    (DISTANCE_INF, -1)
+                } else {
+                    (p.dist(w) as i64, p.parent(w))
+                };
+                if dist_a[v].load(Relaxed) != d || parent_a[v].load(Relaxed) != par {
+                    local += 1;
+                }
+                dist_a[v].store(d, Relaxed);
+                parent_a[v].store(par, Relaxed);
+            }
+            changed.fetch_add(local, Relaxed);
+        });
+        return changed.into_inner();
+    }
+    // Distance-only mode: parents are the lowest tight in-neighbours, found by offering every
+    // tight edge to its head. The old parents are kept in the stamp array meanwhile (stamps are
+    // reset afterwards, which the generation counter allows at any time).
+    let source = run.source;
+    run.exec.for_chunks(n, GRAIN_VERTICES, |r| {
+        let mut local = 0;
+        for v in r {
+            let w = ws.packed[v].load(Relaxed);
+            let d = if w == PACKED_INF { DISTANCE_INF } else { w as i64 };
+            if dist_a[v].load(Relaxed) != d {
+                local += 1;
+                ws.stamp[v].store(i32::MIN, Relaxed); // never equal to a parent: counted already
+            } else {
+                ws.stamp[v].store(parent_a[v].load(Relaxed), Relaxed);
+            }
+            dist_a[v].store(d, Relaxed);
+            let none = w == PACKED_INF || v == source;
+            parent_a[v].store(if none { -1 } else { i32::MAX }, Relaxed);
+        }
+        changed.fetch_add(local, Relaxed);
+    });
+    let out = run.out;
+    run.exec.for_chunks(n, GRAIN_VERTICES, |r| {
+        for u in r {
+            let wu = ws.packed[u].load(Relaxed);
+            if wu == PACKED_INF {
+                continue;
+            }
+            for e in out.row_ptr[u] as usize..out.row_ptr[u + 1] as usize {
+                let x = out.col[e] as usize;
+                if x != source && wu + out.w[e] as u64 == ws.packed[x].load(Relaxed) {
+                    run.exec.fetch_min_i32(&parent_a[x], u as i32);
+                }
+            }
+        }
+    });
+    run.exec.for_chunks(n, GRAIN_VERTICES, |r| {
+        let mut local = 0;
+        for v in r {
+            let old = ws.stamp[v].swap(0, Relaxed);
+            if old != i32::MIN && old != parent_a[v].load(Relaxed) {
+                local += 1;
+            }
+        }
+        changed.fetch_add(local, Relaxed);
+    });
+    gens.0 = 0;
+    changed.into_inner()
+}

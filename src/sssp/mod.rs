@@ -1,0 +1,331 @@
+//! Single-source shortest-path trees: static solve, adoption of existing trees, dynamic update.
+//!
+//! [`SsspResult`] holds one objective's tree (distances i64, parents i32) on one graph state; it
+//! owns only its arrays (scratch memory is leased from the resources' pool per run). Arrays are
+//! reference-counted so that views taken by readers stay unchanged when an update writes (copy on
+//! write).
+
+pub(crate) mod engine;
+pub(crate) mod exec;
+pub mod packing;
+pub mod stats;
+pub(crate) mod validate;
+pub mod workspace;
+
+use crate::error::{Error, Result};
+use crate::graph::{Csr, Graph, InEdges};
+use crate::resources::{Backend, Lease, Resources};
+use engine::{Changes, InView, OutView};
+use std::sync::Arc;
+
+pub use stats::{default_delta, UpdateStats};
+pub use workspace::Workspace;
+
+/// Runs `$body` with `$e` bound to the executor of `$res` (sequential or parallel).
+macro_rules! with_exec {
+    ($res:expr, |$e:ident| $body:expr) => {{
+        let res: &$crate::resources::Resources = $res;
+        match res.thread_pool() {
+            Some(pool) => {
+                let $e = &$crate::sssp::exec::Parallel { pool };
+                $body
+            }
+            None => {
+                let $e = &$crate::sssp::exec::Sequential;
+                $body
+            }
+        }
+    }};
+}
+pub(crate) use with_exec;
+
+pub(crate) fn out_view(g: &Csr, j: usize) -> OutView<'_> {
+    OutView {
+        row_ptr: g.row_ptr(),
+        col: g.col_ind(),
+        w: g.column(j),
+    }
+}
+
+pub(crate) fn in_view(ie: &InEdges, j: usize) -> InView<'_> {
+    InView {
+        row_ptr: &ie.row_ptr,
+        tails: &ie.tails,
+        w: ie.column(j),
+    }
+}
+
+/// Leases an SSSP workspace sized for `n` vertices (counting the growth if it had to allocate).
+pub(crate) fn lease_workspace(res: &Resources, n: usize) -> Lease<'_, Workspace> {
+    let mut ws = res.workspaces().lease(Workspace::new);
+    if ws.reserve(n) {
+        res.workspaces().note_growth();
+    }
+    ws
+}
+
+/// Refuses backends that have no host engine.
+pub(crate) fn check_host_backend(res: &Resources) -> Result<()> {
+    match res.backend() {
+        Backend::Sequential | Backend::Parallel => Ok(()),
+        Backend::Cuda => Err(Error::NotSupported(
+            "dyng: the CUDA engine is not available in this build".into(),
+        )),
+    }
+}
+
+/// Options of an SSSP result.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SsspOptions {
+    /// Bucket width of the near-far search; `None` = the originals' default for the objective.
+    pub delta: Option<i64>,
+}
+
+/// A maintained single-objective shortest-path tree.
+#[derive(Debug, Clone)]
+pub struct SsspResult {
+    pub(crate) graph_id: u64,
+    pub(crate) version: u64,
+    pub(crate) source: usize,
+    pub(crate) objective: usize,
+    pub(crate) delta: Option<i64>,
+    pub(crate) dist: Arc<Vec<i64>>,
+    pub(crate) parent: Arc<Vec<i32>>,
+    pub(crate) stats: UpdateStats,
+}
+
+pub(crate) fn check_objective(g: &Graph, objective: usize) -> Result<()> {
+    if objective >= g.k() {
+        return Err(Error::invalid(format!(
+            "dyng: objective {objective} is outside [0, K = {})",
+            g.k()
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_source(g: &Graph, source: usize) -> Result<()> {
+    if source >= g.n() {
+        return Err(Error::invalid(format!(
+            "dyng: source {source} is outside [0, n = {})",
+            g.n()
+        )));
+    }
+    Ok(())
+}
+
+fn check_delta(delta: Option<i64>) -> Result<()> {
+    match delta {
+        Some(d) if d <= 0 => Err(Error::invalid(format!("dyng: delta = {d} must be > 0"))),
+        _ => Ok(()),
+    }
+}
+
+/// Static solve of objective `j` of `g` from `source` into fresh arrays, on a leased workspace.
+pub(crate) fn solve(
+    res: &Resources,
+    g: &Csr,
+    j: usize,
+    source: usize,
+    delta: Option<i64>,
+) -> Result<(Vec<i64>, Vec<i32>, UpdateStats)> {
+    check_host_backend(res)?;
+    let n = g.n();
+    let delta = delta.unwrap_or_else(|| default_delta(g.m(), n, g.weight_sum(j)));
+    let mut dist = vec![0i64; n];
+    let mut parent = vec![0i32; n];
+    let mut ws = lease_workspace(res, n);
+    let stats = with_exec!(res, |e| engine::compute(
+        e,
+        out_view(g, j),
+        source,
+        delta,
+        g.max_weight(j) as i64,
+        &mut ws,
+        &mut dist,
+        &mut parent
+    ))?;
+    ws.give_back();
+    Ok((dist, parent, stats))
+}
+
+impl SsspResult {
+    /// Computes the tree of `objective` from `source` on the graph's current state.
+    pub fn compute(
+        res: &Resources,
+        graph: &Graph,
+        source: usize,
+        objective: usize,
+        opt: &SsspOptions,
+    ) -> Result<Self> {
+        check_source(graph, source)?;
+        check_objective(graph, objective)?;
+        check_delta(opt.delta)?;
+        let (dist, parent, stats) = solve(res, graph.csr(), objective, source, opt.delta)?;
+        Ok(SsspResult {
+            graph_id: graph.id(),
+            version: graph.version(),
+            source,
+            objective,
+            delta: opt.delta,
+            dist: Arc::new(dist),
+            parent: Arc::new(parent),
+            stats,
+        })
+    }
+
+    /// Adopts an existing tree of `objective` on the graph's current state. With `canonicalize`,
+    /// parents are first moved to lower-id tight in-neighbours (the originals' one-pass rule);
+    /// without it, the given tie choices are kept where later updates do not touch them. The tree
+    /// must be rooted at `source`, acyclic, consistent and optimal.
+    pub fn from_arrays(
+        graph: &Graph,
+        source: usize,
+        objective: usize,
+        mut dist: Vec<i64>,
+        mut parent: Vec<i32>,
+        canonicalize: bool,
+        opt: &SsspOptions,
+    ) -> Result<Self> {
+        check_objective(graph, objective)?;
+        check_delta(opt.delta)?;
+        let what = format!("the tree of objective {objective}");
+        validate::check_shape(graph.n(), source, &mut dist, &parent, &what)?;
+        if canonicalize {
+            validate::canonicalize(graph.csr(), objective, source, &dist, &mut parent);
+        }
+        validate::check_on_graph(graph.csr(), objective, source, &dist, &parent, &what)?;
+        Ok(SsspResult {
+            graph_id: graph.id(),
+            version: graph.version(),
+            source,
+            objective,
+            delta: opt.delta,
+            dist: Arc::new(dist),
+            parent: Arc::new(parent),
+            stats: UpdateStats::default(),
+        })
+    }
+
+    pub fn source(&self) -> usize {
+        self.source
+    }
+
+    pub fn objective(&self) -> usize {
+        self.objective
+    }
+
+    /// Distances (`DISTANCE_INF` for unreachable vertices).
+    pub fn distances(&self) -> &[i64] {
+        &self.dist
+    }
+
+    /// Parents (-1 for the source and unreachable vertices).
+    pub fn parents(&self) -> &[i32] {
+        &self.parent
+    }
+
+    /// A snapshot of the distances that later updates never change.
+    pub fn distances_snapshot(&self) -> Arc<Vec<i64>> {
+        Arc::clone(&self.dist)
+    }
+
+    /// A snapshot of the parents that later updates never change.
+    pub fn parents_snapshot(&self) -> Arc<Vec<i32>> {
+        Arc::clone(&self.parent)
+    }
+
+    /// Counters of the last update (or of the static solve).
+    pub fn stats(&self) -> UpdateStats {
+        self.stats
+    }
+
+    /// The graph version this result belongs to.
+    pub fn graph_version(&self) -> u64 {
+        self.version
+    }
+
+    /// Bytes held by the result's arrays.
+    pub fn bytes(&self) -> usize {
+        self.dist.len() * 12
+    }
+
+    /// The path from the source to `target` (source first); empty if `target` is unreachable.
+    pub fn path_to(&self, target: usize) -> Result<Vec<i32>> {
+        tree_path(&self.parent, self.source, target)
+    }
+}
+
+/// Walks parents from `target` back to `source`.
+pub(crate) fn tree_path(parent: &[i32], source: usize, target: usize) -> Result<Vec<i32>> {
+    if target >= parent.len() {
+        return Err(Error::invalid(format!(
+            "dyng: target {target} is outside [0, n = {})",
+            parent.len()
+        )));
+    }
+    let mut path = vec![target as i32];
+    let mut v = target;
+    while v != source {
+        let p = parent[v];
+        if p < 0 || path.len() > parent.len() {
+            return Ok(Vec::new());
+        }
+        path.push(p);
+        v = p as usize;
+    }
+    path.reverse();
+    Ok(path)
+}
+
+/// The originals' per-objective update on caller-owned arrays (`sospUpdateCpu`, the drop-in
+/// entry point): `graph` is the UPDATED graph (objective `objective` is used), `dist`/`parent`
+/// the canonical tree of the old graph in, of the updated graph out. Scratch memory is leased from
+/// `res`. The reverse graph is built per call.
+#[allow(clippy::too_many_arguments)]
+pub fn sosp_update_arrays(
+    res: &Resources,
+    graph: &Csr,
+    objective: usize,
+    changed_from: &[i32],
+    changed_to: &[i32],
+    insert_heads: &[i32],
+    source: usize,
+    delta: i64,
+    max_weight: i64,
+    dist: &mut [i64],
+    parent: &mut [i32],
+) -> Result<UpdateStats> {
+    check_host_backend(res)?;
+    if objective >= graph.k() {
+        return Err(Error::invalid(format!(
+            "dyng: objective {objective} is outside [0, K = {})",
+            graph.k()
+        )));
+    }
+    if graph.n() == 0 {
+        return Ok(UpdateStats::default());
+    }
+    let in_edges = InEdges::build(graph);
+    let changes = Changes {
+        from: changed_from,
+        to: changed_to,
+        heads: insert_heads,
+    };
+    let max_weight = max_weight.max(graph.max_weight(objective) as i64);
+    let mut ws = lease_workspace(res, graph.n());
+    let stats = with_exec!(res, |e| engine::update(
+        e,
+        out_view(graph, objective),
+        in_view(&in_edges, objective),
+        changes,
+        source,
+        delta,
+        max_weight,
+        &mut ws,
+        dist,
+        parent
+    ))?;
+    ws.give_back();
+    Ok(stats)
+}

@@ -1,0 +1,167 @@
+//! Adopting a tree from arrays: validation and the originals' canonicalization.
+//!
+//! dyng is stricter than the originals: an adopted tree must be rooted at the source, acyclic,
+//! consistent (every reachable vertex's parent edge is tight) and optimal (no edge can shorten a
+//! distance). A tree that passes cannot make a later update fail, which is what lets `update`
+//! validate everything before it changes anything.
+
+use crate::error::{Error, Result};
+use crate::graph::Csr;
+use crate::DISTANCE_INF;
+
+fn is_finite(d: i64) -> bool {
+    d < DISTANCE_INF / 2
+}
+
+/// Checks ranges and the root, normalizes unreachable distances to `DISTANCE_INF`.
+pub(crate) fn check_shape(
+    n: usize,
+    source: usize,
+    dist: &mut [i64],
+    parent: &[i32],
+    what: &str,
+) -> Result<()> {
+    if dist.len() != n || parent.len() != n {
+        return Err(Error::invalid(format!(
+            "dyng: {what}: {} distances and {} parents given, want n = {n}",
+            dist.len(),
+            parent.len()
+        )));
+    }
+    if source >= n {
+        return Err(Error::invalid(format!(
+            "dyng: source {source} is outside [0, n = {n})"
+        )));
+    }
+    for v in 0..n {
+        if dist[v] < 0 {
+            return Err(Error::invalid(format!(
+                "dyng: {what}: negative distance {} at vertex {v}",
+                dist[v]
+            )));
+        }
+        if !is_finite(dist[v]) {
+            dist[v] = DISTANCE_INF;
+        }
+        if parent[v] < -1 || parent[v] as i64 >= n as i64 {
+            return Err(Error::invalid(format!(
+                "dyng: {what}: parent {} of vertex {v} is outside [-1, n = {n})",
+                parent[v]
+            )));
+        }
+    }
+    if dist[source] != 0 || parent[source] != -1 {
+        return Err(Error::invalid(format!(
+            "dyng: {what} is not rooted at source {source}: its distance is {} and its parent {} (want 0 and -1)",
+            dist[source], parent[source]
+        )));
+    }
+    if let Some(v) = find_parent_cycle(parent) {
+        return Err(Error::invalid(format!(
+            "dyng: {what}: the input SOSP tree has a parent cycle through vertex {v}"
+        )));
+    }
+    Ok(())
+}
+
+/// A vertex on a parent cycle, if there is one (each vertex is walked once).
+fn find_parent_cycle(parent: &[i32]) -> Option<usize> {
+    // 0 = unvisited, 1 = on the current walk, 2 = known to reach a root.
+    let mut mark = vec![0u8; parent.len()];
+    let mut path = Vec::new();
+    for start in 0..parent.len() {
+        let mut u = start as i32;
+        path.clear();
+        while u >= 0 && mark[u as usize] == 0 {
+            mark[u as usize] = 1;
+            path.push(u as usize);
+            u = parent[u as usize];
+        }
+        if u >= 0 && mark[u as usize] == 1 {
+            return Some(u as usize);
+        }
+        for &v in &path {
+            mark[v] = 2;
+        }
+    }
+    None
+}
+
+/// The originals' `canonicalizeTree`: one ascending pass moving each parent to a lower-id tight
+/// in-neighbour, over the out-edges of objective `j` in CSR order.
+pub(crate) fn canonicalize(g: &Csr, j: usize, source: usize, dist: &[i64], parent: &mut [i32]) {
+    let w = g.column(j);
+    for u in 0..g.n() {
+        if !is_finite(dist[u]) {
+            continue;
+        }
+        for e in g.row(u) {
+            let v = g.col_ind()[e] as usize;
+            if v != source && (u as i32) < parent[v] && dist[u] + w[e] as i64 == dist[v] {
+                parent[v] = u as i32;
+            }
+        }
+    }
+}
+
+/// Checks that the tree is consistent with objective `j` of `g` and optimal on it.
+pub(crate) fn check_on_graph(
+    g: &Csr,
+    j: usize,
+    source: usize,
+    dist: &[i64],
+    parent: &[i32],
+    what: &str,
+) -> Result<()> {
+    let w = g.column(j);
+    for v in 0..g.n() {
+        if v == source {
+            continue;
+        }
+        let p = parent[v];
+        match (is_finite(dist[v]), p) {
+            (false, -1) => {}
+            (false, p) => {
+                return Err(Error::invalid(format!(
+                    "dyng: {what}: vertex {v} is unreachable (INF) but has parent {p}"
+                )))
+            }
+            (true, -1) => {
+                return Err(Error::invalid(format!(
+                    "dyng: {what}: vertex {v} has distance {} but no parent",
+                    dist[v]
+                )))
+            }
+            (true, p) => {
+                let pu = p as usize;
+                let tight = is_finite(dist[pu])
+                    && g.row(pu).any(|e| {
+                        g.col_ind()[e] as usize == v && dist[pu] + w[e] as i64 == dist[v]
+                    });
+                if !tight {
+                    return Err(Error::invalid(format!(
+                        "dyng: {what}: vertex {v} has distance {} and parent {p}, but no edge {p} -> {v} of objective {j} gives that distance (does the tree belong to this graph?)",
+                        dist[v]
+                    )));
+                }
+            }
+        }
+    }
+    for u in 0..g.n() {
+        if !is_finite(dist[u]) {
+            continue;
+        }
+        for e in g.row(u) {
+            let v = g.col_ind()[e] as usize;
+            if dist[u] + (w[e] as i64) < dist[v] {
+                return Err(Error::invalid(format!(
+                    "dyng: {what} is not a shortest-path tree: edge {u} -> {v} (weight {}) gives vertex {v} distance {} < {}",
+                    w[e],
+                    dist[u] + w[e] as i64,
+                    if is_finite(dist[v]) { dist[v].to_string() } else { "INF".into() }
+                )));
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,167 @@
+//! The SSSP scratch workspace: 38 bytes per vertex, shared by every run of one lease.
+//!
+//! `packed` (8), `stamp` (4), `in_far` (1), `state` (1) and six vertex lists of capacity n (24).
+//! Lists never grow: every list is duplicate-free (stamps and the far flag guarantee it), so n
+//! slots always suffice, and appends from several threads reserve slots with one atomic add per
+//! buffered chunk. Stamps make lists duplicate-free without per-list resets: a vertex is appended
+//! when its stamp is swapped to the current generation.
+
+use crate::resources::PooledWorkspace;
+use std::sync::atomic::{AtomicI32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+
+/// A fixed-capacity list of vertex ids appended to concurrently.
+pub struct VertexList {
+    slots: Vec<AtomicI32>,
+    len: AtomicUsize,
+}
+
+impl VertexList {
+    fn with_capacity(c: usize) -> Self {
+        VertexList {
+            slots: (0..c).map(|_| AtomicI32::new(0)).collect(),
+            len: AtomicUsize::new(0),
+        }
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len.load(Ordering::Relaxed)
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn clear(&self) {
+        self.len.store(0, Ordering::Relaxed);
+    }
+
+    #[inline]
+    pub fn get(&self, i: usize) -> i32 {
+        self.slots[i].load(Ordering::Relaxed)
+    }
+
+    /// Appends `items` at once (one atomic add for the whole chunk).
+    pub fn extend(&self, items: &[i32]) {
+        if items.is_empty() {
+            return;
+        }
+        let base = self.len.fetch_add(items.len(), Ordering::Relaxed);
+        for (slot, &v) in self.slots[base..base + items.len()].iter().zip(items) {
+            slot.store(v, Ordering::Relaxed);
+        }
+    }
+
+    pub fn push(&self, v: i32) {
+        self.extend(&[v]);
+    }
+
+    /// The current content (for tests and diagnostics).
+    pub fn to_vec(&self) -> Vec<i32> {
+        (0..self.len()).map(|i| self.get(i)).collect()
+    }
+}
+
+/// Buffers appends to a [`VertexList`] and flushes them in chunks (and on drop).
+pub struct Appender<'a> {
+    list: &'a VertexList,
+    buf: [i32; 128],
+    len: usize,
+}
+
+impl<'a> Appender<'a> {
+    pub fn new(list: &'a VertexList) -> Self {
+        Appender {
+            list,
+            buf: [0; 128],
+            len: 0,
+        }
+    }
+
+    #[inline]
+    pub fn push(&mut self, v: i32) {
+        if self.len == self.buf.len() {
+            self.flush();
+        }
+        self.buf[self.len] = v;
+        self.len += 1;
+    }
+
+    pub fn flush(&mut self) {
+        self.list.extend(&self.buf[..self.len]);
+        self.len = 0;
+    }
+}
+
+impl Drop for Appender<'_> {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// The scratch memory of the SSSP engines.
+pub struct Workspace {
+    pub(crate) packed: Vec<AtomicU64>,
+    pub(crate) stamp: Vec<AtomicI32>,
+    pub(crate) in_far: Vec<AtomicU8>,
+    pub(crate) state: Vec<AtomicU8>,
+    pub(crate) near_a: VertexList,
+    pub(crate) near_b: VertexList,
+    pub(crate) far: VertexList,
+    pub(crate) far2: VertexList,
+    pub(crate) candidates: VertexList,
+    pub(crate) frontier: VertexList,
+    pub(crate) generation: i32,
+}
+
+impl Workspace {
+    pub fn new() -> Self {
+        Self::with_capacity(0)
+    }
+
+    fn with_capacity(c: usize) -> Self {
+        Workspace {
+            packed: (0..c).map(|_| AtomicU64::new(u64::MAX)).collect(),
+            stamp: (0..c).map(|_| AtomicI32::new(0)).collect(),
+            in_far: (0..c).map(|_| AtomicU8::new(0)).collect(),
+            state: (0..c).map(|_| AtomicU8::new(0)).collect(),
+            near_a: VertexList::with_capacity(c),
+            near_b: VertexList::with_capacity(c),
+            far: VertexList::with_capacity(c),
+            far2: VertexList::with_capacity(c),
+            candidates: VertexList::with_capacity(c),
+            frontier: VertexList::with_capacity(c),
+            generation: 0,
+        }
+    }
+
+    /// Vertices this workspace can serve without growing.
+    pub fn capacity(&self) -> usize {
+        self.packed.len()
+    }
+
+    /// Makes room for `n` vertices; returns true when it had to allocate.
+    pub fn reserve(&mut self, n: usize) -> bool {
+        if n <= self.capacity() {
+            return false;
+        }
+        *self = Self::with_capacity(n);
+        true
+    }
+
+    /// Bytes per vertex of this layout.
+    pub const BYTES_PER_VERTEX: usize = 8 + 4 + 1 + 1 + 6 * 4;
+}
+
+impl Default for Workspace {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PooledWorkspace for Workspace {
+    fn bytes(&self) -> usize {
+        self.capacity() * Self::BYTES_PER_VERTEX
+    }
+}

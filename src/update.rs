@@ -1,0 +1,255 @@
+//! `update`: apply a batch once and bring every listed result up to date.
+//!
+//! Validate, then commit: the batch, the results' freshness and every capacity limit are checked
+//! before anything changes, and the updated graph is committed only when every result has been
+//! updated. Results adopted through `from_arrays` or computed by dyng are valid trees, so once
+//! validation passed the engines cannot fail on their input. All results of one call run one after
+//! another on one leased workspace.
+
+use crate::error::{Error, Result};
+use crate::graph::{apply_batch, BatchView, Csr, Graph, InEdges};
+use crate::mosp::{MospResult, Preferences};
+use crate::resources::Resources;
+use crate::sssp::engine::{self, Changes};
+use crate::sssp::packing::Packing;
+use crate::sssp::{
+    check_host_backend, default_delta, in_view, lease_workspace, out_view, with_exec, SsspResult,
+    UpdateStats, Workspace,
+};
+use std::sync::Arc;
+
+/// A result to bring up to date.
+pub enum ResultMut<'a> {
+    Sssp(&'a mut SsspResult),
+    Mosp(&'a mut MospResult),
+}
+
+impl<'a> From<&'a mut SsspResult> for ResultMut<'a> {
+    fn from(r: &'a mut SsspResult) -> Self {
+        ResultMut::Sssp(r)
+    }
+}
+
+impl<'a> From<&'a mut MospResult> for ResultMut<'a> {
+    fn from(r: &'a mut MospResult) -> Self {
+        ResultMut::Mosp(r)
+    }
+}
+
+impl ResultMut<'_> {
+    fn graph_state(&self) -> (u64, u64) {
+        match self {
+            ResultMut::Sssp(r) => (r.graph_id, r.version),
+            ResultMut::Mosp(r) => (r.graph_id, r.version),
+        }
+    }
+
+    /// Objectives this result needs updated.
+    fn objectives(&self) -> std::ops::Range<usize> {
+        match self {
+            ResultMut::Sssp(r) => r.objective..r.objective + 1,
+            ResultMut::Mosp(r) => 0..r.trees.len(),
+        }
+    }
+}
+
+/// Per-objective facts of the graph BEFORE the batch, plus the batch's inserted weights: the
+/// originals' inputs to packing (max weight) and to the default Delta (original m and weight sum).
+struct ObjectiveFacts {
+    max_weight: i64,
+    weight_sum: i64,
+}
+
+fn objective_facts(g: &Csr, batch: &BatchView<'_>, j: usize) -> ObjectiveFacts {
+    let inserted = (0..batch.num_insertions())
+        .map(|i| batch.ins_weights[i * batch.k + j])
+        .max()
+        .unwrap_or(1);
+    ObjectiveFacts {
+        max_weight: (g.max_weight(j).max(inserted)) as i64,
+        weight_sum: g.weight_sum(j),
+    }
+}
+
+/// Applies `batch` to `graph` once and updates every result. Returns one stats record per result
+/// (a MOSP result's counters are summed over its K objectives).
+pub fn update(
+    res: &Resources,
+    graph: &mut Graph,
+    batch: &BatchView<'_>,
+    results: &mut [ResultMut<'_>],
+) -> Result<Vec<UpdateStats>> {
+    check_host_backend(res)?;
+    let (n, kg) = (graph.n(), graph.k());
+    batch.validate(n, kg)?;
+    for (i, r) in results.iter().enumerate() {
+        let (id, version) = r.graph_state();
+        if id != graph.id() {
+            return Err(Error::StaleResult(format!(
+                "dyng: result {i} was computed on another graph"
+            )));
+        }
+        if version != graph.version() {
+            return Err(Error::StaleResult(format!(
+                "dyng: result {i} belongs to version {version} of the graph, which is now at version {}",
+                graph.version()
+            )));
+        }
+    }
+    let mut facts: Vec<Option<ObjectiveFacts>> = (0..kg).map(|_| None).collect();
+    for r in results.iter() {
+        for j in r.objectives() {
+            if facts[j].is_none() {
+                let f = objective_facts(graph.csr(), batch, j);
+                Packing::choose(n, f.max_weight)?;
+                facts[j] = Some(f);
+            }
+        }
+        if let ResultMut::Mosp(m) = r {
+            Packing::choose(n, m.prefs.base())?;
+        }
+    }
+
+    let applied = apply_batch(graph.csr(), batch)?;
+    let new_csr = applied.csr;
+    let in_edges = InEdges::build(&new_csr);
+    let changed = ChangedLists::new(batch, &applied.increase_masks);
+    let original_m = graph.m().max(1);
+    let mut ws = lease_workspace(res, n);
+    let mut all_stats = Vec::with_capacity(results.len());
+    let ctx = Ctx {
+        res,
+        csr: &new_csr,
+        in_edges: &in_edges,
+        changed: &changed,
+        facts: &facts,
+        original_m,
+    };
+    for r in results.iter_mut() {
+        let stats = match r {
+            ResultMut::Sssp(s) => ctx.update_tree(s, &mut ws)?,
+            ResultMut::Mosp(m) => {
+                let mut sum = UpdateStats {
+                    packed_parents: true,
+                    ..Default::default()
+                };
+                for t in m.trees.iter_mut() {
+                    let s = ctx.update_tree(t, &mut ws)?;
+                    sum.invalidated += s.invalidated;
+                    sum.affected += s.affected;
+                    sum.iterations += s.iterations;
+                    sum.epochs += s.epochs;
+                    sum.pushes += s.pushes;
+                    sum.packed_parents &= s.packed_parents;
+                    sum.fallback_used |= s.fallback_used;
+                }
+                sum
+            }
+        };
+        all_stats.push(stats);
+    }
+    graph.commit_with_in_edges(new_csr, in_edges);
+    for r in results.iter_mut() {
+        if let ResultMut::Mosp(m) = r {
+            m.recombine(res, graph, &mut ws)?;
+        }
+    }
+    ws.give_back();
+    for r in results.iter_mut() {
+        match r {
+            ResultMut::Sssp(s) => s.version = graph.version(),
+            ResultMut::Mosp(m) => {
+                m.version = graph.version();
+                for t in m.trees.iter_mut() {
+                    t.version = graph.version();
+                }
+            }
+        }
+    }
+    Ok(all_stats)
+}
+
+/// The per-objective changed-edge lists: all deletions (batch order, duplicates kept), then every
+/// insertion whose mask has the objective's bit.
+struct ChangedLists<'b> {
+    batch: &'b BatchView<'b>,
+    masks: &'b [u64],
+}
+
+impl<'b> ChangedLists<'b> {
+    fn new(batch: &'b BatchView<'b>, masks: &'b [u64]) -> Self {
+        ChangedLists { batch, masks }
+    }
+
+    fn for_objective(&self, j: usize) -> (Vec<i32>, Vec<i32>) {
+        let b = self.batch;
+        let mut from = b.del_src.to_vec();
+        let mut to = b.del_dst.to_vec();
+        for (i, &mask) in self.masks.iter().enumerate() {
+            if mask >> j & 1 == 1 {
+                from.push(b.ins_src[i]);
+                to.push(b.ins_dst[i]);
+            }
+        }
+        (from, to)
+    }
+}
+
+struct Ctx<'a> {
+    res: &'a Resources,
+    csr: &'a Csr,
+    in_edges: &'a InEdges,
+    changed: &'a ChangedLists<'a>,
+    facts: &'a [Option<ObjectiveFacts>],
+    original_m: usize,
+}
+
+impl Ctx<'_> {
+    fn update_tree(&self, t: &mut SsspResult, ws: &mut Workspace) -> Result<UpdateStats> {
+        let j = t.objective;
+        let f = self.facts[j]
+            .as_ref()
+            .ok_or_else(|| Error::Internal("objective facts missing".into()))?;
+        let delta = t
+            .delta
+            .unwrap_or_else(|| default_delta(self.original_m, self.csr.n(), f.weight_sum));
+        let (from, to) = self.changed.for_objective(j);
+        let changes = Changes {
+            from: &from,
+            to: &to,
+            heads: self.changed.batch.ins_dst,
+        };
+        let dist = Arc::make_mut(&mut t.dist);
+        let parent = Arc::make_mut(&mut t.parent);
+        let stats = with_exec!(self.res, |e| engine::update(
+            e,
+            out_view(self.csr, j),
+            in_view(self.in_edges, j),
+            changes,
+            t.source,
+            delta,
+            f.max_weight,
+            ws,
+            dist,
+            parent
+        ))?;
+        t.stats = stats;
+        Ok(stats)
+    }
+}
+
+/// Convenience: update a single result.
+pub fn update_one<'a>(
+    res: &Resources,
+    graph: &mut Graph,
+    batch: &BatchView<'_>,
+    result: impl Into<ResultMut<'a>>,
+) -> Result<UpdateStats> {
+    let mut rs = [result.into()];
+    Ok(update(res, graph, batch, &mut rs)?[0])
+}
+
+/// The preference vector's validity for `k` objectives (re-exported for callers that check early).
+pub fn check_preferences(k: usize, prefs: &[u32]) -> Result<Preferences> {
+    Preferences::new(k, prefs)
+}
