@@ -18,9 +18,14 @@ fn shared_dir() -> Option<PathBuf> {
         Some(PathBuf::from("/work/shared")),
         Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")),
     ];
-    let found = candidates.into_iter().flatten().find(|p| p.join("golden/MANIFEST.tsv").is_file());
+    let found = candidates
+        .into_iter()
+        .flatten()
+        .find(|p| p.join("golden/MANIFEST.tsv").is_file());
     if found.is_none() {
-        println!("NOTICE: shared folder not found (set DYNG_SHARED_DIR); golden generator tests skipped");
+        println!(
+            "NOTICE: shared folder not found (set DYNG_SHARED_DIR); golden generator tests skipped"
+        );
     }
     found
 }
@@ -30,7 +35,10 @@ fn read(path: &Path) -> String {
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The three graph files as `writeCsrGraph` writes them.
@@ -74,29 +82,47 @@ fn format_batch(b: &Batch) -> (String, String) {
 }
 
 fn to_csr(t: &CsrText) -> Csr {
-    Csr::from_arrays(t.n, t.k, t.row_ptr.clone(), t.col_ind.clone(), &t.weights, WeightLayout::EdgeMajor)
-        .expect("valid golden graph")
+    Csr::from_arrays(
+        t.n,
+        t.k,
+        t.row_ptr.clone(),
+        t.col_ind.clone(),
+        &t.weights,
+        WeightLayout::EdgeMajor,
+    )
+    .expect("valid golden graph")
 }
 
 /// Reads `<prefix>{RowPtr,ColInd,Values}.txt` (canonical golden files).
 fn read_graph(prefix: &Path) -> Csr {
     let file = |s: &str| read(&PathBuf::from(format!("{}{s}.txt", prefix.display())));
     let ints = |s: &str| -> Vec<i32> {
-        file(s).split_ascii_whitespace().map(|x| x.parse().expect("integer")).collect()
+        file(s)
+            .split_ascii_whitespace()
+            .map(|x| x.parse().expect("integer"))
+            .collect()
     };
     let row_ptr = ints("RowPtr");
     let col_ind = ints("ColInd");
     let values = file("Values");
-    let k = values.lines().next().map_or(0, |l| l.split_ascii_whitespace().count());
-    let weights: Vec<i32> = values.split_ascii_whitespace().map(|x| x.parse().expect("integer")).collect();
+    let k = values
+        .lines()
+        .next()
+        .map_or(0, |l| l.split_ascii_whitespace().count());
+    let weights: Vec<i32> = values
+        .split_ascii_whitespace()
+        .map(|x| x.parse().expect("integer"))
+        .collect();
     let n = row_ptr.len() - 1;
-    Csr::from_arrays(n, k, row_ptr, col_ind, &weights, WeightLayout::EdgeMajor).expect("valid golden graph")
+    Csr::from_arrays(n, k, row_ptr, col_ind, &weights, WeightLayout::EdgeMajor)
+        .expect("valid golden graph")
 }
 
 fn usroads(shared: &Path) -> &'static (CsrText, Csr) {
     static G: OnceLock<(CsrText, Csr)> = OnceLock::new();
     G.get_or_init(|| {
-        let (t, sym) = mtx_to_csr(&shared.join("data/road-usroads.mtx"), 3, 1, 100, 12345).expect("mtx");
+        let (t, sym) =
+            mtx_to_csr(&shared.join("data/road-usroads.mtx"), 3, 1, 100, 12345).expect("mtx");
         assert!(sym);
         let g = to_csr(&t);
         (t, g)
@@ -154,8 +180,14 @@ fn check_case(shared: &Path, case: &str, g: &Csr) {
     assert_eq!(line, format!("changes: {summary}"), "{case}: summary");
     let (ins, del) = format_batch(&batch);
     let dir = shared.join("golden").join(case).join("changes");
-    assert!(ins == read(&dir.join("insert.txt")), "{case}: insert.txt differs");
-    assert!(del == read(&dir.join("delete.txt")), "{case}: delete.txt differs");
+    assert!(
+        ins == read(&dir.join("insert.txt")),
+        "{case}: insert.txt differs"
+    );
+    assert!(
+        del == read(&dir.join("delete.txt")),
+        "{case}: delete.txt differs"
+    );
 }
 
 #[test]
@@ -177,7 +209,14 @@ fn mtx2csr_reproduces_usroads_graph_files() {
 fn changegen_reproduces_usroads_batches() {
     let Some(shared) = shared_dir() else { return };
     let (_, g) = usroads(&shared);
-    for case in ["safe10k", "unsafe10k", "local2k", "s531-safe10k", "s531-unsafe10k", "s531-local2k"] {
+    for case in [
+        "safe10k",
+        "unsafe10k",
+        "local2k",
+        "s531-safe10k",
+        "s531-unsafe10k",
+        "s531-local2k",
+    ] {
         check_case(&shared, &format!("usroads-k3/{case}"), g);
     }
 }
@@ -205,4 +244,49 @@ fn changegen_reproduces_small_generated_batches() {
         let g = read_graph(&shared.join("golden").join(case).join("graph"));
         check_case(&shared, case, &g);
     }
+}
+
+/// `v d` / `v INF` and `v p` lines, as the originals' tree writers print them.
+fn format_tree(dist: &[i64], parent: &[i32]) -> (String, String) {
+    let (mut d, mut p) = (String::new(), String::new());
+    for (v, (&x, &q)) in dist.iter().zip(parent).enumerate() {
+        if x >= dyng::DISTANCE_INF / 2 {
+            d += &format!("{v} INF\n");
+        } else {
+            d += &format!("{v} {x}\n");
+        }
+        p += &format!("{v} {q}\n");
+    }
+    (d, p)
+}
+
+/// The oracle must reproduce the original's Dijkstra trees (`mospPrep init`) of a group.
+fn check_init_trees(g: &dyng::Csr, sums: &str, init: &str, source: usize) {
+    let digest = |name: &str| {
+        sums.lines()
+            .find_map(|l| l.strip_suffix(name).map(|h| h.trim().to_string()))
+            .unwrap_or_else(|| panic!("{name} not listed"))
+    };
+    for k in 0..g.k() {
+        let start = std::time::Instant::now();
+        let (dist, parent) = dyng::graph::dijkstra::dijkstra(g, k, source);
+        println!("dijkstra n={} obj{k}: {:?}", g.n(), start.elapsed());
+        let (d, p) = format_tree(&dist, &parent);
+        let dname = format!("{init}/obj{k}/distancesOriginal.txt");
+        let pname = format!("{init}/obj{k}/SSSPTreeOriginal.txt");
+        assert_eq!(sha256_hex(d.as_bytes()), digest(&dname), "{dname}");
+        assert_eq!(sha256_hex(p.as_bytes()), digest(&pname), "{pname}");
+    }
+}
+
+#[test]
+fn dijkstra_reproduces_original_init_trees() {
+    let Some(shared) = shared_dir() else { return };
+    let (_, g) = usroads(&shared);
+    let sums = read(&shared.join("golden/usroads-k3/inputs.SHA256SUMS"));
+    check_init_trees(g, &sums, "init-s0", 0);
+    check_init_trees(g, &sums, "init-s531", 531);
+    let bremen = read_graph(&shared.join("golden/bremen-k2/graph/graph"));
+    let sums = read(&shared.join("golden/bremen-k2/inputs.SHA256SUMS"));
+    check_init_trees(&bremen, &sums, "init-s0", 0);
 }

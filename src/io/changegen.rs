@@ -99,14 +99,22 @@ pub fn generate_changes(g: &Csr, opt: &ChangeOptions) -> Result<(Batch, String)>
         gen.region = Some(gen.local_region()?);
     }
     let tree_based = matches!(opt.mode, ChangeMode::Targeted | ChangeMode::Increase);
-    let trees = if tree_based { tree_parents(g, opt.source) } else { Vec::new() };
+    let trees = if tree_based {
+        tree_parents(g, opt.source)
+    } else {
+        Vec::new()
+    };
     let pairs = gen.insertion_pairs(ins);
     let chosen = if del > 0 || rew > 0 {
         gen.choose_edges(&trees, del.max(rew))?
     } else {
         Vec::new()
     };
-    let (reweighted, deleted) = if del > 0 { (&[][..], &chosen[..]) } else { (&chosen[..], &[][..]) };
+    let (reweighted, deleted) = if del > 0 {
+        (&[][..], &chosen[..])
+    } else {
+        (&chosen[..], &[][..])
+    };
     let mut batch = Batch::new(g.k());
     gen.add_insertions(&mut batch, &pairs);
     gen.add_reweights(&mut batch, reweighted);
@@ -166,7 +174,9 @@ fn change_counts(opt: &ChangeOptions) -> (usize, usize, usize) {
     match opt.mode {
         ChangeMode::Uniform | ChangeMode::Targeted => {
             // f64::round rounds halves away from zero, like llround.
-            let ins = (n as f64 * opt.insert_pct / 100.0).round().clamp(0.0, n as f64) as usize;
+            let ins = (n as f64 * opt.insert_pct / 100.0)
+                .round()
+                .clamp(0.0, n as f64) as usize;
             (ins, n - ins, 0)
         }
         ChangeMode::Reweight | ChangeMode::Increase => (0, 0, n),
@@ -218,7 +228,11 @@ impl Gen<'_> {
             )));
         }
         let member = level.iter().map(|&l| l != u32::MAX).collect();
-        Ok(Region { centre, list, member })
+        Ok(Region {
+            centre,
+            list,
+            member,
+        })
     }
 
     /// A vertex of the region (or of the whole graph without `--local`).
@@ -392,7 +406,10 @@ pub fn filter_unsafe_deletions(g: &Csr, source: usize, batch: &mut Batch) -> Res
         if !lost.iter().any(|&l| l) {
             break;
         }
-        let (src, dst) = (std::mem::take(&mut batch.del_src), std::mem::take(&mut batch.del_dst));
+        let (src, dst) = (
+            std::mem::take(&mut batch.del_src),
+            std::mem::take(&mut batch.del_dst),
+        );
         for (&u, &v) in src.iter().zip(&dst) {
             if !lost[u as usize] && !lost[v as usize] {
                 batch.delete(u, v);

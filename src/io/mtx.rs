@@ -142,7 +142,14 @@ fn read_coordinate_keys(path: &Path, bytes: &[u8]) -> Result<(usize, bool, Vec<u
     let mut lines = bytes.split(|&b| b == b'\n').enumerate();
     let banner = match lines.next() {
         Some((_, l)) => l,
-        None => return Err(Error::parse(path, 1, 1, "empty file: no Matrix Market banner")),
+        None => {
+            return Err(Error::parse(
+                path,
+                1,
+                1,
+                "empty file: no Matrix Market banner",
+            ))
+        }
     };
     let symmetric = contains(banner, b"symmetric");
     let size = read_size_line(path, &mut lines)?;
@@ -206,9 +213,8 @@ fn read_size_line<'a>(
         }
         let mut v = [0i64; 3];
         for (slot, &(col, tok)) in v.iter_mut().zip(tokens.iter()) {
-            *slot = parse_i64(tok).ok_or_else(|| {
-                Error::parse(path, lineno, col, "size line: not an integer")
-            })?;
+            *slot = parse_i64(tok)
+                .ok_or_else(|| Error::parse(path, lineno, col, "size line: not an integer"))?;
         }
         let [rows, cols, entries] = v;
         if rows != cols {
@@ -244,7 +250,12 @@ fn read_size_line<'a>(
 fn read_entry(path: &Path, lineno: usize, line: &[u8]) -> Result<(i64, i64)> {
     let toks = tokens(line);
     if toks.len() < 2 {
-        return Err(Error::parse(path, lineno, 1, "entry line needs a row and a column"));
+        return Err(Error::parse(
+            path,
+            lineno,
+            1,
+            "entry line needs a row and a column",
+        ));
     }
     let parse = |(col, tok): (usize, &[u8])| {
         parse_i64(tok).ok_or_else(|| Error::parse(path, lineno, col, "entry: not an integer"))
@@ -319,7 +330,10 @@ mod tests {
 
     #[test]
     fn truncated_file_stops_silently_and_drops_out_of_range() {
-        let p = write_tmp("trunc.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 9\n1 2 0.5\n4 1 1\n");
+        let p = write_tmp(
+            "trunc.mtx",
+            "%%MatrixMarket matrix coordinate real general\n3 3 9\n1 2 0.5\n4 1 1\n",
+        );
         let (t, sym) = mtx_to_csr(&p, 1, 1, 1, 1).expect("valid file");
         assert!(!sym);
         assert_eq!(t.row_ptr, [0, 1, 1, 1]);

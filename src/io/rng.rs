@@ -19,7 +19,9 @@ pub struct Mt19937 {
 
 impl std::fmt::Debug for Mt19937 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Mt19937").field("index", &self.index).finish_non_exhaustive()
+        f.debug_struct("Mt19937")
+            .field("index", &self.index)
+            .finish_non_exhaustive()
     }
 }
 
@@ -173,7 +175,16 @@ mod tests {
     fn mt19937_seed_one_first_outputs() {
         let mut g = Mt19937::new(1);
         let got: Vec<u32> = (0..5).map(|_| g.next_u32()).collect();
-        assert_eq!(got, [1_791_095_845, 4_282_876_139, 3_093_770_124, 4_005_303_368, 491_263]);
+        assert_eq!(
+            got,
+            [
+                1_791_095_845,
+                4_282_876_139,
+                3_093_770_124,
+                4_005_303_368,
+                491_263
+            ]
+        );
     }
 
     #[test]
