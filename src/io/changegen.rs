@@ -421,3 +421,117 @@ pub fn filter_unsafe_deletions(g: &Csr, source: usize, batch: &mut Batch) -> Res
     }
     Ok(rounds)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::csr::WeightLayout;
+
+    /// 0 -> 1 -> 2 and a self-loop 3 -> 3, K = 2.
+    fn small() -> Csr {
+        Csr::from_arrays(
+            4,
+            2,
+            vec![0, 1, 2, 2, 3],
+            vec![1, 2, 3],
+            &[5, 6, 7, 8, 9, 9],
+            WeightLayout::EdgeMajor,
+        )
+        .expect("valid")
+    }
+
+    #[test]
+    fn invalid_options_are_rejected() {
+        let g = small();
+        for opt in [
+            ChangeOptions {
+                wmin: 0,
+                ..Default::default()
+            },
+            ChangeOptions {
+                wmin: 5,
+                wmax: 4,
+                ..Default::default()
+            },
+            ChangeOptions {
+                source: 4,
+                ..Default::default()
+            },
+            ChangeOptions {
+                k: 3,
+                ..Default::default()
+            },
+        ] {
+            let err = generate_changes(&g, &opt).expect_err("invalid");
+            assert_eq!(err.to_string(), "invalid change generator options.");
+        }
+    }
+
+    #[test]
+    fn no_candidate_edges_is_an_error() {
+        let g = Csr::from_arrays(3, 1, vec![0, 0, 0, 0], vec![], &[], WeightLayout::EdgeMajor)
+            .expect("valid");
+        let opt = ChangeOptions {
+            changes: 4,
+            ..Default::default()
+        };
+        let err = generate_changes(&g, &opt).expect_err("no edges");
+        assert_eq!(
+            err.to_string(),
+            "No existing edges available for the batch."
+        );
+    }
+
+    #[test]
+    fn counts_summary_and_weight_ranges() {
+        let g = small();
+        let opt = ChangeOptions {
+            changes: 7,
+            insert_pct: 50.0,
+            wmax: 3,
+            ..Default::default()
+        };
+        let (b, line) = generate_changes(&g, &opt).expect("valid");
+        // llround(3.5) = 4 insertions, 3 deletions picked from the two non-loop edges.
+        assert_eq!(line, "changes: inserts=4 reweights=0 deletes=3");
+        assert_eq!((b.num_insertions(), b.num_deletions(), b.k), (4, 3, 2));
+        assert!(b.ins_weights.iter().all(|&w| (1..=3).contains(&w)));
+        assert!(b.ins_src.iter().zip(&b.ins_dst).all(|(u, v)| u != v));
+        assert!(b
+            .del_src
+            .iter()
+            .zip(&b.del_dst)
+            .all(|p| matches!(p, (0, 1) | (1, 2))));
+    }
+
+    #[test]
+    fn increase_raises_every_objective_of_tree_edges() {
+        let g = small();
+        let opt = ChangeOptions {
+            changes: 5,
+            mode: ChangeMode::Increase,
+            ..Default::default()
+        };
+        let (b, line) = generate_changes(&g, &opt).expect("valid");
+        // Only two distinct tree edges exist: the shuffle keeps min(2, 5) of them.
+        assert_eq!(line, "changes: inserts=0 reweights=2 deletes=0");
+        for i in 0..b.num_insertions() {
+            let e = g
+                .first_edge(b.ins_src[i] as usize, b.ins_dst[i])
+                .expect("tree edge");
+            for j in 0..2 {
+                assert!(b.ins_weights[i * 2 + j] > g.column(j)[e]);
+            }
+        }
+    }
+
+    #[test]
+    fn safe_filter_keeps_connecting_deletions_out() {
+        let g = small();
+        let mut b = Batch::new(2);
+        b.delete(1, 2);
+        b.delete(2, 3);
+        let rounds = filter_unsafe_deletions(&g, 0, &mut b).expect("valid");
+        assert_eq!((rounds, b.num_deletions()), (1, 0));
+    }
+}
