@@ -71,6 +71,16 @@ fn objective_facts(g: &Csr, batch: &BatchView<'_>, j: usize) -> ObjectiveFacts {
     }
 }
 
+/// Where the time of one `update` call went (nanoseconds; the engines' own times are in the
+/// results' stats).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UpdateTimings {
+    /// Applying the batch to the graph.
+    pub apply_ns: u64,
+    /// Building the reverse graph and the per-objective change lists, leasing the workspace.
+    pub prepare_ns: u64,
+}
+
 /// Applies `batch` to `graph` once and updates every result. Returns one stats record per result
 /// (a MOSP result's counters are summed over its K objectives).
 pub fn update(
@@ -79,6 +89,16 @@ pub fn update(
     batch: &BatchView<'_>,
     results: &mut [ResultMut<'_>],
 ) -> Result<Vec<UpdateStats>> {
+    update_timed(res, graph, batch, results).map(|(stats, _)| stats)
+}
+
+/// [`update`], also reporting where the time went.
+pub fn update_timed(
+    res: &Resources,
+    graph: &mut Graph,
+    batch: &BatchView<'_>,
+    results: &mut [ResultMut<'_>],
+) -> Result<(Vec<UpdateStats>, UpdateTimings)> {
     check_host_backend(res)?;
     let (n, kg) = (graph.n(), graph.k());
     batch.validate(n, kg)?;
@@ -110,12 +130,19 @@ pub fn update(
         }
     }
 
+    let clock = std::time::Instant::now();
     let applied = apply_batch(graph.csr(), batch)?;
+    let mut timings = UpdateTimings {
+        apply_ns: clock.elapsed().as_nanos() as u64,
+        ..Default::default()
+    };
+    let clock = std::time::Instant::now();
     let new_csr = applied.csr;
     let in_edges = InEdges::build(&new_csr);
     let changed = ChangedLists::new(batch, &applied.increase_masks);
     let original_m = graph.m().max(1);
     let mut ws = lease_workspace(res, n);
+    timings.prepare_ns = clock.elapsed().as_nanos() as u64;
     let mut all_stats = Vec::with_capacity(results.len());
     let ctx = Ctx {
         res,
@@ -142,6 +169,7 @@ pub fn update(
                     sum.pushes += s.pushes;
                     sum.packed_parents &= s.packed_parents;
                     sum.fallback_used |= s.fallback_used;
+                    sum.elapsed_ns += s.elapsed_ns;
                 }
                 sum
             }
@@ -166,7 +194,7 @@ pub fn update(
             }
         }
     }
-    Ok(all_stats)
+    Ok((all_stats, timings))
 }
 
 /// The per-objective changed-edge lists: all deletions (batch order, duplicates kept), then every
@@ -219,6 +247,7 @@ impl Ctx<'_> {
             to: &to,
             heads: self.changed.batch.ins_dst,
         };
+        let started = std::time::Instant::now();
         let dist = Arc::make_mut(&mut t.dist);
         let parent = Arc::make_mut(&mut t.parent);
         let stats = with_exec!(self.res, |e| engine::update(
@@ -233,8 +262,11 @@ impl Ctx<'_> {
             dist,
             parent
         ))?;
-        t.stats = stats;
-        Ok(stats)
+        t.stats = UpdateStats {
+            elapsed_ns: started.elapsed().as_nanos() as u64,
+            ..stats
+        };
+        Ok(t.stats)
     }
 }
 

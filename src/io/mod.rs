@@ -8,6 +8,7 @@ pub mod changegen;
 pub mod csr_text;
 pub mod dimacs;
 pub mod mtx;
+pub mod outputs;
 pub mod rng;
 pub mod timing;
 pub mod trees;

@@ -54,6 +54,8 @@ pub struct CombineStats {
     pub delta: i64,
     /// Counters of the static solve on the combined graph.
     pub search: UpdateStats,
+    /// Wall-clock time of building and solving the combined graph, in nanoseconds.
+    pub elapsed_ns: u64,
 }
 
 /// The weight of edge (parents[k][v], v) if this is its first occurrence among the trees.
@@ -81,6 +83,7 @@ pub(crate) fn combine_and_solve(
     dist: &mut [i64],
     parent: &mut [i32],
 ) -> Result<CombineStats> {
+    let started = std::time::Instant::now();
     let n = dist.len();
     let k = parents.len();
     let terms = prefs.terms();
@@ -130,5 +133,6 @@ pub(crate) fn combine_and_solve(
         scale: prefs.scale(),
         delta,
         search,
+        elapsed_ns: started.elapsed().as_nanos() as u64,
     })
 }

@@ -21,6 +21,8 @@ pub struct UpdateStats {
     pub packed_parents: bool,
     /// True when the update recomputed from scratch instead (adaptive update).
     pub fallback_used: bool,
+    /// Wall-clock time of the engine run in nanoseconds (not deterministic).
+    pub elapsed_ns: u64,
 }
 
 /// The originals' default Delta: 32 x average weight / average out-degree, in double precision in

@@ -1,0 +1,71 @@
+//! `dyng`: the command-line driver.
+//!
+//! `dyng mosp` and `dyng prep` are drop-in replacements for the original `mosp` and `mospPrep`
+//! drivers (same files, same report lines); `dyng demo` runs the main job on the bundled US
+//! highway network; `dyng bench` measures. Errors go to stderr as `Error: ...` with exit code 1;
+//! usage errors exit 2.
+
+mod demo;
+mod fmt;
+mod mosp;
+mod prep;
+mod progress;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::process::ExitCode;
+
+#[derive(Parser)]
+#[command(name = "dyng", version, about = "Keep shortest-path trees up to date on dynamic graphs")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Update K SSSP trees after a change batch and compute the MOSP (drop-in for `mosp`).
+    Mosp(mosp::MospArgs),
+    /// Prepare inputs: convert, generate trees, batches and expected outputs (drop-in for `mospPrep`).
+    #[command(subcommand)]
+    Prep(prep::PrepCommand),
+    /// Run the main job on the bundled US highway network and print a summary.
+    Demo(demo::DemoArgs),
+}
+
+/// Engine selection shared by the subcommands.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum BackendArg {
+    Sequential,
+    Parallel,
+    Cuda,
+}
+
+/// Builds the resources handle for `--backend` and `--threads`.
+pub fn resources(backend: BackendArg, threads: usize) -> dyng::Result<dyng::Resources> {
+    let backend = match backend {
+        BackendArg::Sequential => dyng::Backend::Sequential,
+        BackendArg::Parallel => dyng::Backend::Parallel,
+        BackendArg::Cuda => dyng::Backend::Cuda,
+    };
+    dyng::Resources::new(&dyng::ResourcesOptions {
+        backend,
+        num_threads: threads,
+        ..Default::default()
+    })
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Mosp(args) => mosp::run(args),
+        Command::Prep(cmd) => prep::run(cmd),
+        Command::Demo(args) => demo::run(args),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("Error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,29 @@
+//! Progress bars on long steps, only when stderr is a terminal (silent in pipes and CI).
+
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+
+/// A spinner with `msg`, or a hidden bar when stderr is not a terminal.
+pub fn spinner(msg: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("static template"));
+    pb.set_message(msg.to_string());
+    pb.enable_steady_tick(std::time::Duration::from_millis(100));
+    pb
+}
+
+/// A bar over `len` steps.
+pub fn bar(len: u64, msg: &str) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(len);
+    pb.set_style(
+        ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} [{elapsed}]").expect("static template"),
+    );
+    pb.set_message(msg.to_string());
+    pb
+}
