@@ -14,7 +14,10 @@ use sha2::{Digest, Sha256};
 /// The shared folder: `$DYNG_SHARED_DIR`, `../shared` next to the crate, or `/work/shared`.
 fn shared_dir() -> Option<PathBuf> {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut candidates: Vec<PathBuf> = std::env::var_os("DYNG_SHARED_DIR").map(PathBuf::from).into_iter().collect();
+    let mut candidates: Vec<PathBuf> = std::env::var_os("DYNG_SHARED_DIR")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
     candidates.push(manifest.join("../shared"));
     candidates.push(manifest.join("shared"));
     candidates.push(PathBuf::from("/work/shared"));
@@ -47,7 +50,12 @@ fn read_cmd(case: &Path) -> Cmd {
             .unwrap_or_default()
             .to_string()
     };
-    Cmd { k: get("k").parse().ok(), graph: get("graph"), changes: get("changes"), init: get("init") }
+    Cmd {
+        k: get("k").parse().ok(),
+        graph: get("graph"),
+        changes: get("changes"),
+        init: get("init"),
+    }
 }
 
 /// Every input of a case, as the `mosp` driver loads them.
@@ -59,14 +67,21 @@ struct Inputs {
 
 fn tree_paths(init: &Path, j: usize) -> (PathBuf, PathBuf) {
     let d = init.join(format!("obj{j}"));
-    (d.join("distancesOriginal.txt"), d.join("SSSPTreeOriginal.txt"))
+    (
+        d.join("distancesOriginal.txt"),
+        d.join("SSSPTreeOriginal.txt"),
+    )
 }
 
 fn load_case(case: &Path) -> Result<Inputs, Error> {
     let cmd = read_cmd(case);
     let graph = read_csr_triplet(&case.join(&cmd.graph))?;
     // An edgeless graph has K = 0 in its Values file; `-k` then supplies it (resolveObjectives).
-    let kg = if graph.k == 0 { cmd.k.unwrap_or(0) } else { graph.k };
+    let kg = if graph.k == 0 {
+        cmd.k.unwrap_or(0)
+    } else {
+        graph.k
+    };
     let k = cmd.k.unwrap_or(kg);
     let batch = batch_files::read_batch_dir(&case.join(&cmd.changes), graph.n, kg)?;
     let mut trees = Vec::new();
@@ -74,14 +89,24 @@ fn load_case(case: &Path) -> Result<Inputs, Error> {
         let (dp, pp) = tree_paths(&case.join(&cmd.init), j);
         trees.push((read_distances(&dp, graph.n)?, read_parents(&pp, graph.n)?));
     }
-    Ok(Inputs { graph, batch, trees })
+    Ok(Inputs {
+        graph,
+        batch,
+        trees,
+    })
 }
 
 fn cases(shared: &Path, groups: &[&str]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for g in groups {
-        let Ok(rd) = std::fs::read_dir(shared.join("golden").join(g)) else { continue };
-        out.extend(rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.join("cmd.txt").is_file()));
+        let Ok(rd) = std::fs::read_dir(shared.join("golden").join(g)) else {
+            continue;
+        };
+        out.extend(
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.join("cmd.txt").is_file()),
+        );
     }
     out.sort();
     out
@@ -98,7 +123,12 @@ fn round_trip(case: &Path, out: &Path) {
     let canonical = !case.ends_with("format-lenient");
     let prefix = out.join("graph");
     write_csr_triplet(&prefix, &inp.graph).unwrap();
-    assert_eq!(read_csr_triplet(&prefix).unwrap(), inp.graph, "{}", case.display());
+    assert_eq!(
+        read_csr_triplet(&prefix).unwrap(),
+        inp.graph,
+        "{}",
+        case.display()
+    );
     let bdir = out.join("changes");
     batch_files::write_batch_dir(&bdir, &inp.batch).unwrap();
     let batch = batch_files::read_batch_dir(&bdir, inp.graph.n, inp.batch.k).unwrap();
@@ -123,7 +153,12 @@ fn round_trip(case: &Path, out: &Path) {
     }
     if canonical {
         for (orig, ours) in pairs {
-            assert!(same_bytes(&orig, &ours), "{} differs from the rewrite {}", orig.display(), ours.display());
+            assert!(
+                same_bytes(&orig, &ours),
+                "{} differs from the rewrite {}",
+                orig.display(),
+                ours.display()
+            );
         }
     }
 }
@@ -132,7 +167,11 @@ fn round_trip(case: &Path, out: &Path) {
 fn golden_inputs_round_trip() {
     let Some(shared) = shared_dir() else { return };
     let all = cases(&shared, &["thesis", "handmade", "small"]);
-    assert!(all.len() > 50, "expected the corpus cases, found {}", all.len());
+    assert!(
+        all.len() > 50,
+        "expected the corpus cases, found {}",
+        all.len()
+    );
     let out = scratch("rt");
     for (i, case) in all.iter().enumerate() {
         let dir = out.join(i.to_string());
@@ -155,13 +194,20 @@ fn format_lenient_parses_like_canonical() {
     assert_eq!(&inp.batch.ins_weights[..4], &[3, 2, 1, 1]);
     // `7` (first line) and the unterminated `3` (last) have fewer than 2 tokens: ignored.
     assert_eq!((inp.batch.del_src[0], inp.batch.del_dst[0]), (0, 14));
-    assert!(inp.batch.del_src.iter().zip(&inp.batch.del_dst).all(|(&u, &v)| u != 7 && (u, v) != (3, 0)));
+    assert!(inp
+        .batch
+        .del_src
+        .iter()
+        .zip(&inp.batch.del_dst)
+        .all(|(&u, &v)| u != 7 && (u, v) != (3, 0)));
 }
 
 #[test]
 fn error_cases_report_the_original_text() {
     let Some(shared) = shared_dir() else { return };
-    let wanted = [2, 3, 4, 5, 6, 7, 8, 9, 10, 15, 17, 18, 20, 21, 22, 23, 24, 25];
+    let wanted = [
+        2, 3, 4, 5, 6, 7, 8, 9, 10, 15, 17, 18, 20, 21, 22, 23, 24, 25,
+    ];
     let mut seen = 0;
     for case in cases(&shared, &["errors"]) {
         let name = case.file_name().unwrap().to_string_lossy().to_string();
@@ -171,7 +217,10 @@ fn error_cases_report_the_original_text() {
         }
         seen += 1;
         let expected = std::fs::read_to_string(case.join("expected/error.txt")).unwrap();
-        let line = expected.lines().find_map(|l| l.strip_prefix("Error: ")).unwrap();
+        let line = expected
+            .lines()
+            .find_map(|l| l.strip_prefix("Error: "))
+            .unwrap();
         // The original text, without its final period and without the `: <case>/path` tail.
         let (text, path) = match line.split_once(": <case>/") {
             Some((t, p)) => (t, Some(p)),
@@ -183,9 +232,15 @@ fn error_cases_report_the_original_text() {
         };
         assert!(err.contains(text), "{name}: {err:?} lacks {text:?}");
         if let Some(p) = path {
-            assert!(err.contains(&case.join(p).display().to_string()), "{name}: {err:?} lacks {p}");
+            assert!(
+                err.contains(&case.join(p).display().to_string()),
+                "{name}: {err:?} lacks {p}"
+            );
         }
-        assert!(matches!(load_case(&case), Err(Error::Parse { .. })), "{name}: not a parse error");
+        assert!(
+            matches!(load_case(&case), Err(Error::Parse { .. })),
+            "{name}: not a parse error"
+        );
     }
     assert_eq!(seen, wanted.len());
 }
@@ -207,12 +262,17 @@ fn bremen_dimacs_matches_the_corpus_graph() {
             .map(|h| h.trim().to_string())
             .unwrap();
         let bytes = std::fs::read(out.join(format!("graph{part}.txt"))).unwrap();
-        let got: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+        let got: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         assert_eq!(got, want, "graph{part}.txt");
     }
     std::fs::remove_dir_all(out).ok();
     // Without zero_to_one the 21 zero weights are an error naming the arc.
-    let e = dimacs::read_dimacs_objectives(&[a.as_path()], false).unwrap_err().to_string();
+    let e = dimacs::read_dimacs_objectives(&[a.as_path()], false)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("weight 0") && e.contains("arc "), "{e}");
 }
 
@@ -306,6 +366,8 @@ fn huge_counts_are_rejected_without_allocating() {
     let dir = scratch("huge");
     let gr = dir.join("h.gr");
     std::fs::write(&gr, "p sp 2147483646 2147483647\n").unwrap();
+    assert!(dimacs::read_dimacs(&gr).is_err());
+    std::fs::write(&gr, "a 0 2147483645 1\n").unwrap();
     assert!(dimacs::read_dimacs(&gr).is_err());
     // A cache header claiming 2^31 - 1 vertices in a few bytes.
     let mut bytes = b"MOSPCSR2".to_vec();

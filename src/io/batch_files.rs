@@ -57,7 +57,10 @@ fn parse_inserts(path: &Path, buf: &[u8], n: usize, b: &mut Batch) -> Result<()>
             continue;
         }
         if toks.len() < 2 + kg {
-            let msg = format!("Invalid insert line: {} tokens, want u v and {kg} weights", toks.len());
+            let msg = format!(
+                "Invalid insert line: {} tokens, want u v and {kg} weights",
+                toks.len()
+            );
             return Err(Error::parse(path, line_no, 1, msg));
         }
         let (u, v) = endpoints(path, line_no, &toks, n, "Inserted", "Invalid insert line")?;
@@ -138,7 +141,10 @@ pub fn format_deletes(b: &Batch) -> Vec<u8> {
 /// Writes `dir/insert.txt` and `dir/delete.txt` (creating `dir`) with the original's exact bytes.
 pub fn write_batch_dir(dir: &Path, b: &Batch) -> Result<()> {
     let ni = b.ins_src.len();
-    if b.ins_dst.len() != ni || b.ins_weights.len() != ni * b.k || b.del_dst.len() != b.del_src.len() {
+    if b.ins_dst.len() != ni
+        || b.ins_weights.len() != ni * b.k
+        || b.del_dst.len() != b.del_src.len()
+    {
         return Err(Error::invalid(format!(
             "dyng: batch arrays disagree: {} insertion tails, {} heads, {} weights for K = {}; {} deletion tails, {} heads",
             ni,
@@ -175,10 +181,23 @@ mod tests {
 
     #[test]
     fn lenient_lines_and_round_trip() {
-        let b = read("ok", "  3 0\t3 2\r\n17\t1 1 1 99 x\n\r\n", "7\n0 1\r\n\n1 0 5 6\n3", 20, 2).unwrap();
-        assert_eq!((b.ins_src.clone(), b.ins_dst.clone()), (vec![3, 17], vec![0, 1]));
+        let b = read(
+            "ok",
+            "  3 0\t3 2\r\n17\t1 1 1 99 x\n\r\n",
+            "7\n0 1\r\n\n1 0 5 6\n3",
+            20,
+            2,
+        )
+        .unwrap();
+        assert_eq!(
+            (b.ins_src.clone(), b.ins_dst.clone()),
+            (vec![3, 17], vec![0, 1])
+        );
         assert_eq!(b.ins_weights, vec![3, 2, 1, 1]);
-        assert_eq!((b.del_src.clone(), b.del_dst.clone()), (vec![0, 1], vec![1, 0]));
+        assert_eq!(
+            (b.del_src.clone(), b.del_dst.clone()),
+            (vec![0, 1], vec![1, 0])
+        );
         assert_eq!(format_inserts(&b), b"3 0 3 2\n17 1 1 1\n".to_vec());
         assert_eq!(format_deletes(&b), b"0 1\n1 0\n".to_vec());
         let d = std::env::temp_dir().join(format!("dyng-batch-{}-w/sub", std::process::id()));
@@ -189,12 +208,19 @@ mod tests {
 
     #[test]
     fn errors_carry_the_original_text() {
-        let e = |ins: &str, del: &str, name: &str| read(name, ins, del, 4, 2).unwrap_err().to_string();
+        let e =
+            |ins: &str, del: &str, name: &str| read(name, ins, del, 4, 2).unwrap_err().to_string();
         assert!(e("0 4 1 1\n", "", "b1").contains("Inserted edge endpoint out of range"));
         let s = e("0 1 1\n", "", "b2");
-        assert!(s.contains("Invalid insert line") && s.contains("insert.txt:1:1:"), "{s}");
+        assert!(
+            s.contains("Invalid insert line") && s.contains("insert.txt:1:1:"),
+            "{s}"
+        );
         let s = e("0 1 1 0\n", "", "b3");
-        assert!(s.contains("Invalid insert line: weights must be integers in [1, 2^31-1]"), "{s}");
+        assert!(
+            s.contains("Invalid insert line: weights must be integers in [1, 2^31-1]"),
+            "{s}"
+        );
         assert!(s.contains(":1:7:"), "{s}");
         assert!(e("0 1 1 4294967299\n", "", "b4").contains("weights must be integers"));
         assert!(e("", "\n0 -1\n", "b5").contains("Deleted edge endpoint out of range"));

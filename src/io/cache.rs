@@ -51,7 +51,10 @@ pub fn weakly_canonical(p: &Path) -> PathBuf {
     let mut cur = abs.as_path();
     loop {
         if let Ok(c) = cur.canonicalize() {
-            return rest.iter().rev().fold(c, |acc: PathBuf, part| acc.join(part));
+            return rest
+                .iter()
+                .rev()
+                .fold(c, |acc: PathBuf, part| acc.join(part));
         }
         match (cur.parent(), cur.file_name()) {
             (Some(parent), Some(name)) => {
@@ -66,7 +69,10 @@ pub fn weakly_canonical(p: &Path) -> PathBuf {
 /// The identity of the text triplet at `prefix` (fails if a file cannot be stat'ed).
 pub fn text_identity(prefix: &Path) -> Result<TextIdentity> {
     let mut id = TextIdentity {
-        prefix: weakly_canonical(prefix).as_os_str().as_encoded_bytes().to_vec(),
+        prefix: weakly_canonical(prefix)
+            .as_os_str()
+            .as_encoded_bytes()
+            .to_vec(),
         sizes: [0; 3],
         mtimes_ns: [0; 3],
     };
@@ -104,7 +110,11 @@ fn read_i32s(r: &mut impl Read, count: usize) -> std::io::Result<Vec<i32>> {
         let take = CHUNK.min(count - out.len());
         let bytes = &mut buf[..4 * take];
         r.read_exact(bytes)?;
-        out.extend(bytes.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])));
+        out.extend(
+            bytes
+                .chunks_exact(4)
+                .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+        );
     }
     Ok(out)
 }
@@ -125,34 +135,64 @@ pub fn read_cache(path: &Path) -> Result<(TextIdentity, CsrText)> {
         return Err(corrupt(path, "wrong magic"));
     }
     let plen = read_i64(&mut r).map_err(io)?;
-    let plen = u64::try_from(plen).ok().filter(|&p| p <= len).ok_or_else(|| corrupt(path, "bad prefix length"))?;
+    let plen = u64::try_from(plen)
+        .ok()
+        .filter(|&p| p <= len)
+        .ok_or_else(|| corrupt(path, "bad prefix length"))?;
     let mut prefix = vec![0u8; plen as usize];
     r.read_exact(&mut prefix).map_err(io)?;
-    let mut id = TextIdentity { prefix, sizes: [0; 3], mtimes_ns: [0; 3] };
+    let mut id = TextIdentity {
+        prefix,
+        sizes: [0; 3],
+        mtimes_ns: [0; 3],
+    };
     for s in id.sizes.iter_mut().chain(id.mtimes_ns.iter_mut()) {
         *s = read_i64(&mut r).map_err(io)?;
     }
-    let (n, k, m) = (read_i32(&mut r).map_err(io)?, read_i32(&mut r).map_err(io)?, read_i64(&mut r).map_err(io)?);
+    let (n, k, m) = (
+        read_i32(&mut r).map_err(io)?,
+        read_i32(&mut r).map_err(io)?,
+        read_i64(&mut r).map_err(io)?,
+    );
     let header = 8 + 8 + plen + 48 + 16;
     let (n, k, m) = check_counts(path, n, k, m, len - header.min(len), len >= header)?;
     let row_ptr = read_i32s(&mut r, n + 1).map_err(io)?;
     let col_ind = read_i32s(&mut r, m).map_err(io)?;
     let weights = read_i32s(&mut r, m * k).map_err(io)?;
-    let g = CsrText { n, k, row_ptr, col_ind, weights };
+    let g = CsrText {
+        n,
+        k,
+        row_ptr,
+        col_ind,
+        weights,
+    };
     validate(&g).map_err(|why| corrupt(path, why))?;
     Ok((id, g))
 }
 
 /// Header rules (n > 0, K > 0, m in [0, 2^31-1]) and an exact match of the array bytes left.
-fn check_counts(path: &Path, n: i32, k: i32, m: i64, left: u64, header_ok: bool) -> Result<(usize, usize, usize)> {
+fn check_counts(
+    path: &Path,
+    n: i32,
+    k: i32,
+    m: i64,
+    left: u64,
+    header_ok: bool,
+) -> Result<(usize, usize, usize)> {
     if n <= 0 || k <= 0 || !(0..=i64::from(i32::MAX)).contains(&m) || !header_ok {
-        return Err(corrupt(path, format!("bad header n = {n}, K = {k}, m = {m}")));
+        return Err(corrupt(
+            path,
+            format!("bad header n = {n}, K = {k}, m = {m}"),
+        ));
     }
     let (n, k, m) = (n as u64, k as u64, m as u64);
     // At most (2^31) + 2^31 + 2^31 * 2^31 values: fits u64 comfortably.
     let values = (n + 1) + m + m * k;
     if values.checked_mul(4) != Some(left) {
-        return Err(corrupt(path, format!("size does not match n = {n}, K = {k}, m = {m}")));
+        return Err(corrupt(
+            path,
+            format!("size does not match n = {n}, K = {k}, m = {m}"),
+        ));
     }
     Ok((n as usize, k as usize, m as usize))
 }
@@ -198,7 +238,12 @@ fn write_to(tmp: &Path, id: &TextIdentity, g: &CsrText) -> std::io::Result<()> {
     for v in id.sizes.iter().chain(&id.mtimes_ns) {
         w.write_all(&v.to_le_bytes())?;
     }
-    let bad = || std::io::Error::new(std::io::ErrorKind::InvalidInput, "graph too large for the cache");
+    let bad = || {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "graph too large for the cache",
+        )
+    };
     w.write_all(&i32::try_from(g.n).map_err(|_| bad())?.to_le_bytes())?;
     w.write_all(&i32::try_from(g.k).map_err(|_| bad())?.to_le_bytes())?;
     w.write_all(&(g.col_ind.len() as i64).to_le_bytes())?;
@@ -220,11 +265,19 @@ pub fn load_or_build(
 ) -> Result<Loaded> {
     let Ok(id) = text_identity(prefix) else {
         // Without an identity nothing can be trusted or recorded; `build` reports missing files.
-        return Ok(Loaded { graph: build()?, source: Source::Text, warning: None });
+        return Ok(Loaded {
+            graph: build()?,
+            source: Source::Text,
+            warning: None,
+        });
     };
     if let Ok((cached_id, graph)) = read_cache(cache_path) {
         if cached_id == id {
-            return Ok(Loaded { graph, source: Source::Cache, warning: None });
+            return Ok(Loaded {
+                graph,
+                source: Source::Cache,
+                warning: None,
+            });
         }
     }
     let graph = build()?;
@@ -232,11 +285,18 @@ pub fn load_or_build(
     let warning = if graph.n == 0 || graph.k == 0 {
         None
     } else {
-        write_cache(cache_path, &id, &graph)
-            .err()
-            .map(|e| format!("Warning: could not write binary cache {}: {e}", cache_path.display()))
+        write_cache(cache_path, &id, &graph).err().map(|e| {
+            format!(
+                "Warning: could not write binary cache {}: {e}",
+                cache_path.display()
+            )
+        })
     };
-    Ok(Loaded { graph, source: Source::Text, warning })
+    Ok(Loaded {
+        graph,
+        source: Source::Text,
+        warning,
+    })
 }
 
 /// [`load_or_build`] with the text reader.
@@ -250,7 +310,13 @@ mod tests {
     use crate::io::csr_text::write_csr_triplet;
 
     fn sample() -> CsrText {
-        CsrText { n: 3, k: 2, row_ptr: vec![0, 2, 3, 3], col_ind: vec![1, 2, 0], weights: vec![1, 2, 3, 4, 5, 6] }
+        CsrText {
+            n: 3,
+            k: 2,
+            row_ptr: vec![0, 2, 3, 3],
+            col_ind: vec![1, 2, 0],
+            weights: vec![1, 2, 3, 4, 5, 6],
+        }
     }
 
     #[test]
@@ -261,7 +327,10 @@ mod tests {
         let cache = dir.join("graph.bin");
         write_csr_triplet(&prefix, &sample()).unwrap();
         let a = load_or_parse(&cache, &prefix).unwrap();
-        assert_eq!((a.source, a.warning.is_none(), &a.graph), (Source::Text, true, &sample()));
+        assert_eq!(
+            (a.source, a.warning.is_none(), &a.graph),
+            (Source::Text, true, &sample())
+        );
         let b = load_or_parse(&cache, &prefix).unwrap();
         assert_eq!((b.source, &b.graph), (Source::Cache, &sample()));
         // A changed text file (different size) invalidates the cache.

@@ -78,7 +78,12 @@ pub(crate) mod lex {
 
     impl<'a> Tokens<'a> {
         pub fn new(buf: &'a [u8]) -> Self {
-            Tokens { buf, pos: 0, line: 1, line_start: 0 }
+            Tokens {
+                buf,
+                pos: 0,
+                line: 1,
+                line_start: 0,
+            }
         }
 
         /// Skips blanks only; returns true if a token (not a newline or the end) follows.
@@ -146,7 +151,10 @@ pub(crate) mod lex {
     pub fn lines(buf: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
         let body = buf.strip_suffix(b"\n").unwrap_or(buf);
         let empty = buf.is_empty();
-        body.split(|&b| b == b'\n').enumerate().filter(move |_| !empty).map(|(i, l)| (i + 1, l))
+        body.split(|&b| b == b'\n')
+            .enumerate()
+            .filter(move |_| !empty)
+            .map(|(i, l)| (i + 1, l))
     }
 
     /// The position just after the last byte, for "the file ends too early" errors.
@@ -222,7 +230,9 @@ fn read_ints(path: &Path, range_msg: &str) -> std::result::Result<Vec<i32>, Ints
             }
             Num::NotNumber => {
                 let msg = format!("not an integer: {:?}", String::from_utf8_lossy(tok.text));
-                return Err(IntsError::Unreadable(Error::parse(path, tok.line, tok.col, msg)));
+                return Err(IntsError::Unreadable(Error::parse(
+                    path, tok.line, tok.col, msg,
+                )));
             }
         }
     }
@@ -239,7 +249,11 @@ struct Values {
 /// Parses the line-oriented Values file; K is the token count of the first non-empty line.
 fn read_values(path: &Path) -> Result<Values> {
     let buf = lex::read_file(path)?;
-    let mut vals = Values { k: 0, weights: Vec::new(), lines: 0 };
+    let mut vals = Values {
+        k: 0,
+        weights: Vec::new(),
+        lines: 0,
+    };
     for (line_no, line) in lex::lines(&buf) {
         let before = vals.weights.len();
         for (col, tok) in lex::line_tokens(line) {
@@ -275,7 +289,9 @@ fn read_values(path: &Path) -> Result<Values> {
 /// Re-reads a token file to find the position of token `index` (or the end if there are fewer).
 /// Errors are located after parsing so that the parse itself keeps no per-token positions.
 fn locate_token(path: &Path, index: usize) -> (usize, usize) {
-    let Ok(buf) = std::fs::read(path) else { return (0, 0) };
+    let Ok(buf) = std::fs::read(path) else {
+        return (0, 0);
+    };
     let mut toks = Tokens::new(&buf);
     match toks.nth(index) {
         Some(t) => (t.line, t.col),
@@ -285,7 +301,9 @@ fn locate_token(path: &Path, index: usize) -> (usize, usize) {
 
 /// Re-reads the Values file to find the line of its non-empty line `index` (0-based).
 fn locate_values_line(path: &Path, index: usize) -> (usize, usize) {
-    let Ok(buf) = std::fs::read(path) else { return (0, 0) };
+    let Ok(buf) = std::fs::read(path) else {
+        return (0, 0);
+    };
     let mut non_empty = lex::lines(&buf).filter(|(_, l)| lex::line_tokens(l).next().is_some());
     match non_empty.nth(index) {
         Some((line, _)) => (line, 1),
@@ -324,15 +342,25 @@ pub fn read_csr_triplet(prefix: &Path) -> Result<CsrText> {
     let vals = vals?;
     if vals.lines != m {
         let pos = locate_values_line(&val_path, vals.lines.min(m));
-        let msg = format!("values size mismatch: {} non-empty lines, want m = {m}", vals.lines);
+        let msg = format!(
+            "values size mismatch: {} non-empty lines, want m = {m}",
+            vals.lines
+        );
         return Err(parse_err_at(&val_path, pos, msg));
     }
-    Ok(CsrText { n, k: vals.k, row_ptr, col_ind, weights: vals.weights })
+    Ok(CsrText {
+        n,
+        k: vals.k,
+        row_ptr,
+        col_ind,
+        weights: vals.weights,
+    })
 }
 
 /// Joins a parsing thread; a panic there is a bug in this module, reported rather than propagated.
 fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> Result<T> {
-    h.join().map_err(|_| Error::Internal("a CSR text parsing thread panicked".into()))
+    h.join()
+        .map_err(|_| Error::Internal("a CSR text parsing thread panicked".into()))
 }
 
 /// RowPtr checks after the range check: readable with >= 2 values, starts at 0, monotone.
@@ -342,7 +370,10 @@ fn check_row_ptr(path: &Path, rp: std::result::Result<Vec<i32>, IntsError>) -> R
         Err(IntsError::Range(e) | IntsError::Unreadable(e)) => return Err(e),
     };
     if rp.len() < 2 {
-        let msg = format!("CSR row pointer file holds {} values, at least 2 are required", rp.len());
+        let msg = format!(
+            "CSR row pointer file holds {} values, at least 2 are required",
+            rp.len()
+        );
         return Err(parse_err_at(path, locate_token(path, rp.len()), msg));
     }
     if rp[0] != 0 {
@@ -548,17 +579,32 @@ mod tests {
         let e = err_of("0", "", "", "o3");
         assert!(e.contains("at least 2"), "{e}");
         let e = err_of("1 2", "0", "1", "o4");
-        assert!(e.contains("CSR row pointers must start at 0") && e.contains(":1:1:"), "{e}");
+        assert!(
+            e.contains("CSR row pointers must start at 0") && e.contains(":1:1:"),
+            "{e}"
+        );
         let e = err_of("0 2\n1 2", "0 0", "1\n1", "o5");
-        assert!(e.contains("CSR row pointers are not monotone") && e.contains(":2:1:"), "{e}");
+        assert!(
+            e.contains("CSR row pointers are not monotone") && e.contains(":2:1:"),
+            "{e}"
+        );
         let e = err_of("0 2 2", "0", "1\n1", "o6");
-        assert!(e.contains("CSR column index file missing or size mismatch"), "{e}");
+        assert!(
+            e.contains("CSR column index file missing or size mismatch"),
+            "{e}"
+        );
         let e = err_of("0 1 1", "2", "0", "o7");
-        assert!(e.contains("CSR column index out of range") && e.contains(":1:1:"), "{e}");
+        assert!(
+            e.contains("CSR column index out of range") && e.contains(":1:1:"),
+            "{e}"
+        );
         let e = err_of("0 1 1", "1", "0", "o8");
         assert!(e.contains("weights must be integers in [1, 2^31-1]"), "{e}");
         let e = err_of("0 2 2", "1 1", "1 2\n\n1", "o9");
-        assert!(e.contains("Inconsistent number of objectives") && e.contains(":3:1:"), "{e}");
+        assert!(
+            e.contains("Inconsistent number of objectives") && e.contains(":3:1:"),
+            "{e}"
+        );
         let e = err_of("0 2 2", "1 1", "1 2\n", "o10");
         assert!(e.contains("values size mismatch"), "{e}");
         let e = err_of("0 1 1", "1", "2147483648", "o11");

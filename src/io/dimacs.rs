@@ -26,25 +26,46 @@ const MAX_VERTICES_PER_BYTE: usize = 1;
 /// Small vertex counts are always accepted (a few MiB of row pointers), even for tiny files.
 const MIN_VERTEX_LIMIT: usize = 1 << 20;
 
+/// The largest vertex count a file of `len` bytes may give (header n, or largest id + 1).
+fn vertex_limit(len: usize) -> usize {
+    (i32::MAX as usize - 1).min(
+        len.saturating_mul(MAX_VERTICES_PER_BYTE)
+            .max(MIN_VERTEX_LIMIT),
+    )
+}
+
 /// Parses an integer token of a `.gr` line, or reports where it is not one.
 fn int(path: &Path, line: usize, (col, tok): (usize, &[u8])) -> Result<i64> {
     match lex::parse_i64(tok) {
         Num::Int(v) => Ok(v),
         _ => {
-            let msg = format!("expected an integer, found {:?}", String::from_utf8_lossy(tok));
+            let msg = format!(
+                "expected an integer, found {:?}",
+                String::from_utf8_lossy(tok)
+            );
             Err(Error::parse(path, line, col, msg))
         }
     }
 }
 
 /// The header `p sp n m` as parsed: n and m.
-fn parse_header(path: &Path, line: usize, toks: &[(usize, &[u8])], len: usize) -> Result<(usize, usize)> {
+fn parse_header(
+    path: &Path,
+    line: usize,
+    toks: &[(usize, &[u8])],
+    len: usize,
+) -> Result<(usize, usize)> {
     if toks.len() != 4 || toks[1].1 != b"sp" {
-        return Err(Error::parse(path, line, 1, "DIMACS header must read `p sp <n> <m>`"));
+        return Err(Error::parse(
+            path,
+            line,
+            1,
+            "DIMACS header must read `p sp <n> <m>`",
+        ));
     }
     let n = int(path, line, toks[2])?;
     let m = int(path, line, toks[3])?;
-    let n_max = (i32::MAX as usize - 1).min(len.saturating_mul(MAX_VERTICES_PER_BYTE).max(MIN_VERTEX_LIMIT));
+    let n_max = vertex_limit(len);
     let n_ok = usize::try_from(n).ok().filter(|&n| n <= n_max);
     let m_ok = usize::try_from(m).ok().filter(|&m| m <= i32::MAX as usize);
     match (n_ok, m_ok) {
@@ -53,13 +74,20 @@ fn parse_header(path: &Path, line: usize, toks: &[(usize, &[u8])], len: usize) -
             path,
             line,
             toks[2].0,
-            format!("DIMACS header counts n = {n}, m = {m} out of range (n <= {n_max}, m <= 2^31-1)"),
+            format!(
+                "DIMACS header counts n = {n}, m = {m} out of range (n <= {n_max}, m <= 2^31-1)"
+            ),
         )),
     }
 }
 
 /// Checks a vertex id of an arc and converts it to 0-based.
-fn arc_vertex(path: &Path, line: usize, tok: (usize, &[u8]), header_n: Option<usize>) -> Result<i32> {
+fn arc_vertex(
+    path: &Path,
+    line: usize,
+    tok: (usize, &[u8]),
+    header_n: Option<usize>,
+) -> Result<i32> {
     let raw = int(path, line, tok)?;
     let (id, limit) = match header_n {
         Some(n) => (raw.saturating_sub(1), n as i64),
@@ -72,7 +100,12 @@ fn arc_vertex(path: &Path, line: usize, tok: (usize, &[u8]), header_n: Option<us
             Some(n) => format!("[1, {n}] (the header's n)"),
             None => "[0, 2^31-2]".to_string(),
         };
-        Err(Error::parse(path, line, tok.0, format!("arc endpoint {raw} is not in {range}")))
+        Err(Error::parse(
+            path,
+            line,
+            tok.0,
+            format!("arc endpoint {raw} is not in {range}"),
+        ))
     }
 }
 
@@ -108,14 +141,28 @@ pub fn read_dimacs(path: &Path) -> Result<DimacsArcs> {
     }
     g.n = match header {
         Some((_, m)) if m != g.tails.len() => {
-            let msg = format!("the header announces {m} arcs but the file holds {}", g.tails.len());
+            let msg = format!(
+                "the header announces {m} arcs but the file holds {}",
+                g.tails.len()
+            );
             return Err(Error::parse(path, 0, 0, msg));
         }
         Some((n, _)) => n,
         None => (max_id + 1) as usize,
     };
+    if header.is_none() && g.n > vertex_limit(buf.len()) {
+        // Without a header, n comes from the largest id; bound it like a header's n.
+        let msg = format!(
+            "largest vertex id {max_id} is implausibly large for a {}-byte file",
+            buf.len()
+        );
+        return Err(Error::parse(path, 0, 0, msg));
+    }
     if g.tails.len() > i32::MAX as usize {
-        return Err(Error::Capacity(format!("{}: more than 2^31-1 arcs", path.display())));
+        return Err(Error::Capacity(format!(
+            "{}: more than 2^31-1 arcs",
+            path.display()
+        )));
     }
     Ok(g)
 }
@@ -141,7 +188,9 @@ fn checked_weight(path: &Path, g: &DimacsArcs, i: usize, zero_to_one: bool) -> R
 /// grouping), so a file sorted by tail gives CSR edge order = file order.
 pub fn read_dimacs_objectives(paths: &[&Path], zero_to_one: bool) -> Result<CsrText> {
     let Some(&first_path) = paths.first() else {
-        return Err(Error::invalid("dyng: read_dimacs_objectives needs at least one file"));
+        return Err(Error::invalid(
+            "dyng: read_dimacs_objectives needs at least one file",
+        ));
     };
     let first = read_dimacs(first_path)?;
     let k = paths.len();
@@ -181,7 +230,13 @@ fn same_arcs(p0: &Path, a: &DimacsArcs, p: &Path, b: &DimacsArcs) -> Result<()> 
         )))
     };
     if a.n != b.n || a.tails.len() != b.tails.len() {
-        return differ(format!("n = {} vs {}, m = {} vs {}", a.n, b.n, a.tails.len(), b.tails.len()));
+        return differ(format!(
+            "n = {} vs {}, m = {} vs {}",
+            a.n,
+            b.n,
+            a.tails.len(),
+            b.tails.len()
+        ));
     }
     let arc = |g: &DimacsArcs, i: usize| (g.tails[i], g.heads[i]);
     match (0..a.tails.len()).find(|&i| arc(a, i) != arc(b, i)) {
@@ -209,7 +264,13 @@ fn group_by_tail(g: &DimacsArcs, k: usize, weights: &[i32]) -> CsrText {
         col_ind[slot] = v;
         out_w[slot * k..(slot + 1) * k].copy_from_slice(&weights[i * k..(i + 1) * k]);
     }
-    CsrText { n: g.n, k, row_ptr, col_ind, weights: out_w }
+    CsrText {
+        n: g.n,
+        k,
+        row_ptr,
+        col_ind,
+        weights: out_w,
+    }
 }
 
 #[cfg(test)]
@@ -221,7 +282,9 @@ mod tests {
         let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let dir = std::env::temp_dir().join(format!("dyng-gr-{}-{id}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let paths: Vec<_> = (0..bodies.len()).map(|i| dir.join(format!("{i}.gr"))).collect();
+        let paths: Vec<_> = (0..bodies.len())
+            .map(|i| dir.join(format!("{i}.gr")))
+            .collect();
         for (p, b) in paths.iter().zip(bodies) {
             std::fs::write(p, b).unwrap();
         }
@@ -233,9 +296,10 @@ mod tests {
 
     #[test]
     fn zero_based_without_header_and_stable_rows() {
-        let t = with_files(&["a 1 0 5\na 0 2 0\na 1 2 7\n", "a 1 0 6\na 0 2 9\na 1 2 8"], |p| {
-            read_dimacs_objectives(p, true)
-        })
+        let t = with_files(
+            &["a 1 0 5\na 0 2 0\na 1 2 7\n", "a 1 0 6\na 0 2 9\na 1 2 8"],
+            |p| read_dimacs_objectives(p, true),
+        )
         .unwrap();
         assert_eq!((t.n, t.k), (3, 2));
         assert_eq!(t.row_ptr, vec![0, 1, 3, 3]);
@@ -245,14 +309,22 @@ mod tests {
 
     #[test]
     fn one_based_with_header() {
-        let g = with_files(&["c hi\np sp 4 2\na 1 4 3\n\na 4 1 2\n"], |p| read_dimacs(p[0])).unwrap();
-        assert_eq!((g.n, g.tails, g.heads, g.weights), (4, vec![0, 3], vec![3, 0], vec![3, 2]));
+        let g = with_files(&["c hi\np sp 4 2\na 1 4 3\n\na 4 1 2\n"], |p| {
+            read_dimacs(p[0])
+        })
+        .unwrap();
+        assert_eq!(
+            (g.n, g.tails, g.heads, g.weights),
+            (4, vec![0, 3], vec![3, 0], vec![3, 2])
+        );
     }
 
     #[test]
     fn errors() {
         let e = |bodies: &[&str], z: bool| {
-            with_files(bodies, |p| read_dimacs_objectives(p, z)).unwrap_err().to_string()
+            with_files(bodies, |p| read_dimacs_objectives(p, z))
+                .unwrap_err()
+                .to_string()
         };
         assert!(e(&["a 0 1 0\n"], false).contains("weight 0"));
         assert!(e(&["a 0 1 2147483648\n"], true).contains("[1, 2^31-1]"));
@@ -260,6 +332,7 @@ mod tests {
         assert!(e(&["p sp 2 1\na 0 1 1\n"], true).contains("arc endpoint 0"));
         assert!(e(&["p sp 2 2\na 1 2 1\n"], true).contains("announces 2 arcs"));
         assert!(e(&["p sp 2000000000 0\n"], true).contains("out of range"));
+        assert!(e(&["a 0 2147483645 1\n"], true).contains("implausibly large"));
         assert!(e(&["x 1 2\n"], true).contains(":1:1:"));
         assert!(e(&["a 1 2\n"], true).contains(":1:1:"));
     }

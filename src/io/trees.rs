@@ -51,7 +51,9 @@ fn read_records<T: Copy>(
             let (line, col) = toks.position();
             return Err(invalid(line, col));
         }
-        let Some(xt) = toks.next() else { return Err(invalid(vt.line, vt.col)) };
+        let Some(xt) = toks.next() else {
+            return Err(invalid(vt.line, vt.col));
+        };
         let x = value(xt.text).map_err(|msg| Error::parse(path, xt.line, xt.col, msg))?;
         let idx = usize::try_from(v).ok().filter(|&i| i < n).ok_or_else(|| {
             let msg = format!("Vertex ID out of range in {file}: vertex {v}, n = {n}");
@@ -93,10 +95,14 @@ pub fn read_distances(path: &Path, n: usize) -> Result<Vec<i64>> {
 
 /// Reads an SSSP tree (parents) file of `n` vertices; parents are in [-1, n).
 pub fn read_parents(path: &Path, n: usize) -> Result<Vec<i32>> {
-    read_records(path, n, Kind::Parents, -1, |tok| match lex::parse_i64(tok) {
-        Num::Int(p) if p >= -1 && p < n as i64 => Ok(p as i32),
-        Num::Int(p) => Err(format!("Vertex ID out of range in SSSP tree file: parent {p}, n = {n}")),
-        _ => Err("Invalid line in SSSP tree file".to_string()),
+    read_records(path, n, Kind::Parents, -1, |tok| {
+        match lex::parse_i64(tok) {
+            Num::Int(p) if p >= -1 && p < n as i64 => Ok(p as i32),
+            Num::Int(p) => Err(format!(
+                "Vertex ID out of range in SSSP tree file: parent {p}, n = {n}"
+            )),
+            _ => Err("Invalid line in SSSP tree file".to_string()),
+        }
     })
 }
 
@@ -184,7 +190,9 @@ mod tests {
     }
 
     fn dist_err(body: &str, n: usize, name: &str) -> String {
-        with_file(name, body.as_bytes(), |p| read_distances(p, n)).unwrap_err().to_string()
+        with_file(name, body.as_bytes(), |p| read_distances(p, n))
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]
@@ -194,7 +202,10 @@ mod tests {
             format!("0 0\n1 5\n2 INF\n3 INF\n4 {}\n", inf / 2 - 1).into_bytes()
         });
         assert_eq!(format_parents(&[-1, 0, 1]), b"0 -1\n1 0\n2 1\n".to_vec());
-        assert_eq!(format_costs(2, 2, &[0, 0, inf, inf]), b"0 0 0\n1 INF INF\n".to_vec());
+        assert_eq!(
+            format_costs(2, 2, &[0, 0, inf, inf]),
+            b"0 0 0\n1 INF INF\n".to_vec()
+        );
         assert_eq!(format_costs(1, 0, &[]), b"0\n".to_vec());
         assert!(format_distances(&[]).is_empty());
     }
@@ -223,7 +234,9 @@ mod tests {
     #[test]
     fn parent_errors() {
         let err = |body: &str, name: &str| {
-            with_file(name, body.as_bytes(), |p| read_parents(p, 2)).unwrap_err().to_string()
+            with_file(name, body.as_bytes(), |p| read_parents(p, 2))
+                .unwrap_err()
+                .to_string()
         };
         assert!(err("0 -1\n1 2\n", "p1").contains("Vertex ID out of range in SSSP tree file"));
         assert!(err("0 -1\n5 0\n", "p2").contains("Vertex ID out of range in SSSP tree file"));
