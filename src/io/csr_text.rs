@@ -1,1 +1,621 @@
-//! (to be written)
+//! The CSR text triplet `<prefix>RowPtr.txt`, `<prefix>ColInd.txt`, `<prefix>Values.txt`.
+//!
+//! The reader follows the original's token rules and reports the first error in the original's check
+//! order (spec 1.4), naming path, line and column; the writer produces the original's exact bytes.
+//! The small lexer shared by every text reader of `io` lives here too ([`lex`]).
+
+use std::path::{Path, PathBuf};
+
+use super::CsrText;
+use crate::error::{Error, Result};
+
+/// Byte-level helpers shared by the text readers: token splitting, integer parsing and positions.
+pub(crate) mod lex {
+    use std::path::Path;
+
+    use crate::error::{Error, Result};
+
+    /// Blanks inside a line: space, tab and CR (so CRLF files read like LF files).
+    pub fn is_blank(b: u8) -> bool {
+        b == b' ' || b == b'\t' || b == b'\r'
+    }
+
+    /// Any whitespace of the token-oriented files: the blanks plus LF.
+    pub fn is_space(b: u8) -> bool {
+        is_blank(b) || b == b'\n'
+    }
+
+    /// The result of parsing one token as a 64-bit integer.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Num {
+        Int(i64),
+        /// Digits only, but the value does not fit 64 bits (so it is out of any range we accept).
+        Overflow,
+        /// Not an integer at all.
+        NotNumber,
+    }
+
+    /// Parses a whole token with `std::from_chars` semantics: optional `-`, no `+`, decimal digits.
+    pub fn parse_i64(tok: &[u8]) -> Num {
+        let (neg, digits) = match tok.split_first() {
+            Some((b'-', rest)) => (true, rest),
+            _ => (false, tok),
+        };
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return Num::NotNumber;
+        }
+        let mut v: i64 = 0;
+        for &d in digits {
+            let digit = i64::from(d - b'0');
+            // Accumulate negatively so that i64::MIN parses too.
+            v = match v.checked_mul(10).and_then(|x| x.checked_sub(digit)) {
+                Some(x) => x,
+                None => return Num::Overflow,
+            };
+        }
+        if neg {
+            Num::Int(v)
+        } else {
+            v.checked_neg().map_or(Num::Overflow, Num::Int)
+        }
+    }
+
+    /// A token with its 1-based line and column.
+    #[derive(Debug, Clone, Copy)]
+    pub struct Tok<'a> {
+        pub text: &'a [u8],
+        pub line: usize,
+        pub col: usize,
+    }
+
+    /// Splits a buffer into tokens separated by any whitespace, tracking line and column.
+    pub struct Tokens<'a> {
+        buf: &'a [u8],
+        pos: usize,
+        line: usize,
+        line_start: usize,
+    }
+
+    impl<'a> Tokens<'a> {
+        pub fn new(buf: &'a [u8]) -> Self {
+            Tokens {
+                buf,
+                pos: 0,
+                line: 1,
+                line_start: 0,
+            }
+        }
+
+        /// Skips blanks only; returns true if a token (not a newline or the end) follows.
+        pub fn token_on_this_line(&mut self) -> bool {
+            while self.pos < self.buf.len() && is_blank(self.buf[self.pos]) {
+                self.pos += 1;
+            }
+            self.pos < self.buf.len() && self.buf[self.pos] != b'\n'
+        }
+
+        /// The position of the next unread byte (1-based line and column).
+        pub fn position(&self) -> (usize, usize) {
+            (self.line, self.pos - self.line_start + 1)
+        }
+
+        fn skip_space(&mut self) {
+            while self.pos < self.buf.len() && is_space(self.buf[self.pos]) {
+                if self.buf[self.pos] == b'\n' {
+                    self.line += 1;
+                    self.line_start = self.pos + 1;
+                }
+                self.pos += 1;
+            }
+        }
+
+        /// The token at the current position, without skipping anything first.
+        fn take(&mut self) -> Option<Tok<'a>> {
+            let start = self.pos;
+            while self.pos < self.buf.len() && !is_space(self.buf[self.pos]) {
+                self.pos += 1;
+            }
+            (self.pos > start).then(|| Tok {
+                text: &self.buf[start..self.pos],
+                line: self.line,
+                col: start - self.line_start + 1,
+            })
+        }
+    }
+
+    impl<'a> Iterator for Tokens<'a> {
+        type Item = Tok<'a>;
+
+        fn next(&mut self) -> Option<Tok<'a>> {
+            self.skip_space();
+            self.take()
+        }
+    }
+
+    /// The blank-separated tokens of one line (which holds no LF), with 1-based columns.
+    pub fn line_tokens(line: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+        let mut pos = 0;
+        std::iter::from_fn(move || {
+            while pos < line.len() && is_blank(line[pos]) {
+                pos += 1;
+            }
+            let start = pos;
+            while pos < line.len() && !is_blank(line[pos]) {
+                pos += 1;
+            }
+            (pos > start).then(|| (start + 1, &line[start..pos]))
+        })
+    }
+
+    /// The lines of a buffer with their 1-based numbers (a final line without LF counts too).
+    pub fn lines(buf: &[u8]) -> impl Iterator<Item = (usize, &[u8])> {
+        let body = buf.strip_suffix(b"\n").unwrap_or(buf);
+        let empty = buf.is_empty();
+        body.split(|&b| b == b'\n')
+            .enumerate()
+            .filter(move |_| !empty)
+            .map(|(i, l)| (i + 1, l))
+    }
+
+    /// The position just after the last byte, for "the file ends too early" errors.
+    pub fn end_position(buf: &[u8]) -> (usize, usize) {
+        let line = 1 + buf.iter().filter(|&&b| b == b'\n').count();
+        let start = buf.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+        (line, buf.len() - start + 1)
+    }
+
+    /// Reads a whole file, mapping the OS error to [`Error::io`] on that path.
+    pub fn read_file(path: &Path) -> Result<Vec<u8>> {
+        std::fs::read(path).map_err(|e| Error::io(path, e))
+    }
+
+    /// Writes a whole file, mapping the OS error to [`Error::io`] on that path.
+    pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
+        std::fs::write(path, bytes).map_err(|e| Error::io(path, e))
+    }
+
+    /// Appends the decimal form of `v` (no sign for non-negative values, no leading zeros).
+    pub fn push_i64(out: &mut Vec<u8>, v: i64) {
+        if v < 0 {
+            out.push(b'-');
+        }
+        let mut x = v.unsigned_abs();
+        let mut tmp = [0u8; 20];
+        let mut i = tmp.len();
+        loop {
+            i -= 1;
+            tmp[i] = b'0' + (x % 10) as u8;
+            x /= 10;
+            if x == 0 {
+                break;
+            }
+        }
+        out.extend_from_slice(&tmp[i..]);
+    }
+}
+
+use lex::{Num, Tokens};
+
+/// The three file paths of a prefix, in the order RowPtr, ColInd, Values.
+pub fn triplet_paths(prefix: &Path) -> [PathBuf; 3] {
+    let with = |suffix: &str| {
+        let mut s = prefix.as_os_str().to_owned();
+        s.push(suffix);
+        PathBuf::from(s)
+    };
+    [with("RowPtr.txt"), with("ColInd.txt"), with("Values.txt")]
+}
+
+/// The largest weight, offset or id value (2^31-1).
+const I32_MAX: i64 = i32::MAX as i64;
+
+/// Why a whitespace-separated integer file could not be used as a whole.
+enum IntsError {
+    /// A value outside [0, 2^31-1] (checked first, in the original's order).
+    Range(Error),
+    /// The file is missing or holds a token that is not a number.
+    Unreadable(Error),
+}
+
+/// Reads every token of a RowPtr/ColInd file as an integer in [0, 2^31-1].
+fn read_ints(path: &Path, range_msg: &str) -> std::result::Result<Vec<i32>, IntsError> {
+    let buf = lex::read_file(path).map_err(IntsError::Unreadable)?;
+    let mut out = Vec::new();
+    for tok in Tokens::new(&buf) {
+        match lex::parse_i64(tok.text) {
+            Num::Int(v) if (0..=I32_MAX).contains(&v) => out.push(v as i32),
+            Num::Int(_) | Num::Overflow => {
+                let msg = format!("{range_msg} ({})", String::from_utf8_lossy(tok.text));
+                return Err(IntsError::Range(Error::parse(path, tok.line, tok.col, msg)));
+            }
+            Num::NotNumber => {
+                let msg = format!("not an integer: {:?}", String::from_utf8_lossy(tok.text));
+                return Err(IntsError::Unreadable(Error::parse(
+                    path, tok.line, tok.col, msg,
+                )));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The Values file as parsed: K and the edge-major weights, one record per non-empty line.
+struct Values {
+    k: usize,
+    weights: Vec<i32>,
+    lines: usize,
+}
+
+/// Parses the line-oriented Values file; K is the token count of the first non-empty line.
+fn read_values(path: &Path) -> Result<Values> {
+    let buf = lex::read_file(path)?;
+    let mut vals = Values {
+        k: 0,
+        weights: Vec::new(),
+        lines: 0,
+    };
+    for (line_no, line) in lex::lines(&buf) {
+        let before = vals.weights.len();
+        for (col, tok) in lex::line_tokens(line) {
+            match lex::parse_i64(tok) {
+                Num::Int(w) if (1..=I32_MAX).contains(&w) => vals.weights.push(w as i32),
+                _ => {
+                    let msg = format!(
+                        "weights must be integers in [1, 2^31-1] (found {:?})",
+                        String::from_utf8_lossy(tok)
+                    );
+                    return Err(Error::parse(path, line_no, col, msg));
+                }
+            }
+        }
+        let count = vals.weights.len() - before;
+        if count == 0 {
+            continue; // a line without tokens is skipped, not counted
+        }
+        if vals.lines == 0 {
+            vals.k = count;
+        } else if count != vals.k {
+            let msg = format!(
+                "Inconsistent number of objectives: this line has {count} weights, the first non-empty line has {}",
+                vals.k
+            );
+            return Err(Error::parse(path, line_no, 1, msg));
+        }
+        vals.lines += 1;
+    }
+    Ok(vals)
+}
+
+/// Re-reads a token file to find the position of token `index` (or the end if there are fewer).
+/// Errors are located after parsing so that the parse itself keeps no per-token positions.
+fn locate_token(path: &Path, index: usize) -> (usize, usize) {
+    let Ok(buf) = std::fs::read(path) else {
+        return (0, 0);
+    };
+    let mut toks = Tokens::new(&buf);
+    match toks.nth(index) {
+        Some(t) => (t.line, t.col),
+        None => lex::end_position(&buf),
+    }
+}
+
+/// Re-reads the Values file to find the line of its non-empty line `index` (0-based).
+fn locate_values_line(path: &Path, index: usize) -> (usize, usize) {
+    let Ok(buf) = std::fs::read(path) else {
+        return (0, 0);
+    };
+    let mut non_empty = lex::lines(&buf).filter(|(_, l)| lex::line_tokens(l).next().is_some());
+    match non_empty.nth(index) {
+        Some((line, _)) => (line, 1),
+        None => lex::end_position(&buf),
+    }
+}
+
+fn parse_err_at(path: &Path, pos: (usize, usize), msg: String) -> Error {
+    Error::parse(path, pos.0, pos.1, msg)
+}
+
+/// Reads `<prefix>RowPtr.txt`, `<prefix>ColInd.txt` and `<prefix>Values.txt` (spec 1.4).
+///
+/// The files are parsed concurrently; errors are then reported in the original's order: row-pointer
+/// range, column range, RowPtr unreadable or short, `rowPtr[0] != 0`, non-monotone rows, ColInd count,
+/// column >= n, Values errors, Values line count. An empty Values file gives `k = 0`.
+pub fn read_csr_triplet(prefix: &Path) -> Result<CsrText> {
+    let [rp_path, ci_path, val_path] = triplet_paths(prefix);
+    let (rp, ci, vals) = std::thread::scope(|s| {
+        let rp = s.spawn(|| read_ints(&rp_path, "CSR row pointer out of range"));
+        let ci = s.spawn(|| read_ints(&ci_path, "CSR column index out of range"));
+        let vals = read_values(&val_path);
+        (join(rp), join(ci), vals)
+    });
+    let (rp, ci) = (rp?, ci?);
+    if let Err(IntsError::Range(e)) = rp {
+        return Err(e);
+    }
+    if let Err(IntsError::Range(e)) = ci {
+        return Err(e);
+    }
+    let row_ptr = check_row_ptr(&rp_path, rp)?;
+    let n = row_ptr.len() - 1;
+    let m = row_ptr[n] as usize;
+    let col_ind = check_col_ind(&ci_path, ci, n, m)?;
+    let vals = vals?;
+    if vals.lines != m {
+        let pos = locate_values_line(&val_path, vals.lines.min(m));
+        let msg = format!(
+            "values size mismatch: {} non-empty lines, want m = {m}",
+            vals.lines
+        );
+        return Err(parse_err_at(&val_path, pos, msg));
+    }
+    Ok(CsrText {
+        n,
+        k: vals.k,
+        row_ptr,
+        col_ind,
+        weights: vals.weights,
+    })
+}
+
+/// Joins a parsing thread; a panic there is a bug in this module, reported rather than propagated.
+fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> Result<T> {
+    h.join()
+        .map_err(|_| Error::Internal("a CSR text parsing thread panicked".into()))
+}
+
+/// RowPtr checks after the range check: readable with >= 2 values, starts at 0, monotone.
+fn check_row_ptr(path: &Path, rp: std::result::Result<Vec<i32>, IntsError>) -> Result<Vec<i32>> {
+    let rp = match rp {
+        Ok(v) => v,
+        Err(IntsError::Range(e) | IntsError::Unreadable(e)) => return Err(e),
+    };
+    if rp.len() < 2 {
+        let msg = format!(
+            "CSR row pointer file holds {} values, at least 2 are required",
+            rp.len()
+        );
+        return Err(parse_err_at(path, locate_token(path, rp.len()), msg));
+    }
+    if rp[0] != 0 {
+        let msg = format!("CSR row pointers must start at 0 (found {})", rp[0]);
+        return Err(parse_err_at(path, locate_token(path, 0), msg));
+    }
+    if let Some(i) = (1..rp.len()).find(|&i| rp[i] < rp[i - 1]) {
+        let msg = format!(
+            "CSR row pointers are not monotone (rowPtr[{i}] = {} < rowPtr[{}] = {})",
+            rp[i],
+            i - 1,
+            rp[i - 1]
+        );
+        return Err(parse_err_at(path, locate_token(path, i), msg));
+    }
+    Ok(rp)
+}
+
+/// ColInd checks after the range check: readable, exactly m values, each below n.
+fn check_col_ind(
+    path: &Path,
+    ci: std::result::Result<Vec<i32>, IntsError>,
+    n: usize,
+    m: usize,
+) -> Result<Vec<i32>> {
+    let ci = match ci {
+        Ok(v) => v,
+        Err(IntsError::Range(e) | IntsError::Unreadable(e)) => {
+            let msg = format!("CSR column index file missing or size mismatch: {e}");
+            return Err(match e {
+                Error::Parse { line, column, .. } => Error::parse(path, line, column, msg),
+                other => other,
+            });
+        }
+    };
+    if ci.len() != m {
+        let msg = format!(
+            "CSR column index file missing or size mismatch: {} indices, the row pointers give m = {m}",
+            ci.len()
+        );
+        return Err(parse_err_at(path, locate_token(path, ci.len().min(m)), msg));
+    }
+    if let Some(e) = ci.iter().position(|&c| c as usize >= n) {
+        let msg = format!("CSR column index out of range ({} >= n = {n})", ci[e]);
+        return Err(parse_err_at(path, locate_token(path, e), msg));
+    }
+    Ok(ci)
+}
+
+/// The RowPtr file's exact bytes: one value per line.
+pub fn format_row_ptr(t: &CsrText) -> Vec<u8> {
+    format_column(&t.row_ptr)
+}
+
+/// The ColInd file's exact bytes: one value per line.
+pub fn format_col_ind(t: &CsrText) -> Vec<u8> {
+    format_column(&t.col_ind)
+}
+
+fn format_column(v: &[i32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(v.len() * 8);
+    for &x in v {
+        lex::push_i64(&mut out, i64::from(x));
+        out.push(b'\n');
+    }
+    out
+}
+
+/// The Values file's exact bytes: line e holds the K weights of edge e, single spaces.
+pub fn format_values(t: &CsrText) -> Vec<u8> {
+    let mut out = Vec::with_capacity(t.weights.len() * 6);
+    if t.k == 0 {
+        return out;
+    }
+    for row in t.weights.chunks(t.k) {
+        for (j, &w) in row.iter().enumerate() {
+            if j > 0 {
+                out.push(b' ');
+            }
+            lex::push_i64(&mut out, i64::from(w));
+        }
+        out.push(b'\n');
+    }
+    out
+}
+
+/// Writes the triplet with the original's exact bytes (spec 1.4).
+pub fn write_csr_triplet(prefix: &Path, t: &CsrText) -> Result<()> {
+    check_shape(t)?;
+    let [rp, ci, val] = triplet_paths(prefix);
+    lex::write_file(&rp, &format_row_ptr(t))?;
+    lex::write_file(&ci, &format_col_ind(t))?;
+    lex::write_file(&val, &format_values(t))
+}
+
+/// Array lengths must agree, or the written files would not read back as the same graph.
+fn check_shape(t: &CsrText) -> Result<()> {
+    let m = t.col_ind.len();
+    let ok = t.row_ptr.len() == t.n + 1
+        && t.row_ptr.last().is_some_and(|&x| x as usize == m && x >= 0)
+        && t.weights.len() == m * t.k;
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(format!(
+            "dyng: CSR arrays disagree: n = {}, {} row pointers, {} column indices, {} weights for K = {}",
+            t.n,
+            t.row_ptr.len(),
+            m,
+            t.weights.len(),
+            t.k
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lex::{parse_i64, push_i64, Num};
+    use super::*;
+
+    fn tmp_prefix(name: &str) -> (PathBuf, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("dyng-csr-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).ok();
+        (dir.join("g"), dir)
+    }
+
+    fn write3(prefix: &Path, rp: &str, ci: &str, val: &str) {
+        let [a, b, c] = triplet_paths(prefix);
+        std::fs::write(a, rp).ok();
+        std::fs::write(b, ci).ok();
+        std::fs::write(c, val).ok();
+    }
+
+    fn err_of(rp: &str, ci: &str, val: &str, name: &str) -> String {
+        let (p, dir) = tmp_prefix(name);
+        write3(&p, rp, ci, val);
+        let r = read_csr_triplet(&p);
+        std::fs::remove_dir_all(dir).ok();
+        match r {
+            Err(e) => e.to_string(),
+            Ok(t) => panic!("expected an error, got {t:?}"),
+        }
+    }
+
+    #[test]
+    fn parse_i64_follows_from_chars() {
+        assert_eq!(parse_i64(b"0"), Num::Int(0));
+        assert_eq!(parse_i64(b"-17"), Num::Int(-17));
+        assert_eq!(parse_i64(b"007"), Num::Int(7));
+        assert_eq!(parse_i64(b"+1"), Num::NotNumber);
+        assert_eq!(parse_i64(b"-"), Num::NotNumber);
+        assert_eq!(parse_i64(b"1x"), Num::NotNumber);
+        assert_eq!(parse_i64(b"-9223372036854775808"), Num::Int(i64::MIN));
+        assert_eq!(parse_i64(b"9223372036854775808"), Num::Overflow);
+    }
+
+    #[test]
+    fn push_i64_is_plain_decimal() {
+        let mut out = Vec::new();
+        for v in [0, 7, -1, 1234567890123, i64::MIN, i64::MAX] {
+            push_i64(&mut out, v);
+            out.push(b' ');
+        }
+        let want = format!("0 7 -1 1234567890123 {} {} ", i64::MIN, i64::MAX);
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+    }
+
+    #[test]
+    fn round_trip_and_lenient_whitespace() {
+        let (p, dir) = tmp_prefix("rt");
+        write3(&p, "0 2\r\n\t3 3", "1\n2 0\n", "\n 4 5 \r\n\n1\t2\n3 4");
+        let t = read_csr_triplet(&p).unwrap();
+        assert_eq!((t.n, t.k), (3, 2));
+        assert_eq!(t.row_ptr, vec![0, 2, 3, 3]);
+        assert_eq!(t.col_ind, vec![1, 2, 0]);
+        assert_eq!(t.weights, vec![4, 5, 1, 2, 3, 4]);
+        write_csr_triplet(&p, &t).unwrap();
+        let [a, b, c] = triplet_paths(&p);
+        assert_eq!(std::fs::read_to_string(a).unwrap(), "0\n2\n3\n3\n");
+        assert_eq!(std::fs::read_to_string(b).unwrap(), "1\n2\n0\n");
+        assert_eq!(std::fs::read_to_string(c).unwrap(), "4 5\n1 2\n3 4\n");
+        assert_eq!(read_csr_triplet(&p).unwrap(), t);
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn edgeless_graph_has_k_zero() {
+        let (p, dir) = tmp_prefix("edgeless");
+        write3(&p, "0\n0\n0\n", "", "");
+        let t = read_csr_triplet(&p).unwrap();
+        assert_eq!((t.n, t.k, t.weights.len()), (2, 0, 0));
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    #[test]
+    fn errors_follow_the_original_order() {
+        // Row-pointer range beats everything else.
+        let e = err_of("0 -1", "x", "0", "o1");
+        assert!(e.contains("CSR row pointer out of range"), "{e}");
+        // Column range beats an unreadable RowPtr.
+        let e = err_of("0 zz", "-3", "1", "o2");
+        assert!(e.contains("CSR column index out of range"), "{e}");
+        let e = err_of("0", "", "", "o3");
+        assert!(e.contains("at least 2"), "{e}");
+        let e = err_of("1 2", "0", "1", "o4");
+        assert!(
+            e.contains("CSR row pointers must start at 0") && e.contains(":1:1:"),
+            "{e}"
+        );
+        let e = err_of("0 2\n1 2", "0 0", "1\n1", "o5");
+        assert!(
+            e.contains("CSR row pointers are not monotone") && e.contains(":2:1:"),
+            "{e}"
+        );
+        let e = err_of("0 2 2", "0", "1\n1", "o6");
+        assert!(
+            e.contains("CSR column index file missing or size mismatch"),
+            "{e}"
+        );
+        let e = err_of("0 1 1", "2", "0", "o7");
+        assert!(
+            e.contains("CSR column index out of range") && e.contains(":1:1:"),
+            "{e}"
+        );
+        let e = err_of("0 1 1", "1", "0", "o8");
+        assert!(e.contains("weights must be integers in [1, 2^31-1]"), "{e}");
+        let e = err_of("0 2 2", "1 1", "1 2\n\n1", "o9");
+        assert!(
+            e.contains("Inconsistent number of objectives") && e.contains(":3:1:"),
+            "{e}"
+        );
+        let e = err_of("0 2 2", "1 1", "1 2\n", "o10");
+        assert!(e.contains("values size mismatch"), "{e}");
+        let e = err_of("0 1 1", "1", "2147483648", "o11");
+        assert!(e.contains("weights must be integers"), "{e}");
+    }
+
+    #[test]
+    fn missing_file_names_it() {
+        let (p, dir) = tmp_prefix("missing");
+        let e = read_csr_triplet(&p).unwrap_err().to_string();
+        assert!(e.contains("RowPtr.txt"), "{e}");
+        std::fs::remove_dir_all(dir).ok();
+    }
+}

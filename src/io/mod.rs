@@ -4,6 +4,7 @@
 //! column on malformed input; writers produce the originals' exact bytes.
 
 pub mod batch_files;
+pub mod cache;
 pub mod changegen;
 pub mod csr_text;
 pub mod dimacs;

@@ -1,1 +1,247 @@
-//! (to be written)
+//! Distance, parent (SSSP tree) and MOSP cost files (spec 1.6).
+//!
+//! Readers take records `v x` separated by any whitespace, with v and x on one line, and require every
+//! vertex exactly once. Writers build the exact bytes in one buffer with hand-written integer
+//! formatting, because these files have millions of lines.
+
+use std::path::Path;
+
+use super::csr_text::lex::{self, Num, Tokens};
+use crate::error::{Error, Result};
+use crate::DISTANCE_INF;
+
+/// Which file a record reader is reading: fixes the messages and the value rule.
+#[derive(Clone, Copy)]
+enum Kind {
+    Distances,
+    Parents,
+}
+
+impl Kind {
+    fn file(self) -> &'static str {
+        match self {
+            Kind::Distances => "distances file",
+            Kind::Parents => "SSSP tree file",
+        }
+    }
+}
+
+/// Reads `v x` records, calling `value` to check and convert each x; returns the values by vertex.
+fn read_records<T: Copy>(
+    path: &Path,
+    n: usize,
+    kind: Kind,
+    fill: T,
+    value: impl Fn(&[u8]) -> std::result::Result<T, String>,
+) -> Result<Vec<T>> {
+    let buf = lex::read_file(path)?;
+    let file = kind.file();
+    let mut out = vec![fill; n];
+    let mut seen = vec![false; n];
+    let mut count = 0usize;
+    let mut toks = Tokens::new(&buf);
+    while let Some(vt) = toks.next() {
+        let invalid = |line, col| Error::parse(path, line, col, format!("Invalid line in {file}"));
+        let v = match lex::parse_i64(vt.text) {
+            Num::Int(v) => v,
+            _ => return Err(invalid(vt.line, vt.col)),
+        };
+        // The value must follow on the same line; a newline or the end of the file first is an error.
+        if !toks.token_on_this_line() {
+            let (line, col) = toks.position();
+            return Err(invalid(line, col));
+        }
+        let Some(xt) = toks.next() else {
+            return Err(invalid(vt.line, vt.col));
+        };
+        let x = value(xt.text).map_err(|msg| Error::parse(path, xt.line, xt.col, msg))?;
+        let idx = usize::try_from(v).ok().filter(|&i| i < n).ok_or_else(|| {
+            let msg = format!("Vertex ID out of range in {file}: vertex {v}, n = {n}");
+            Error::parse(path, vt.line, vt.col, msg)
+        })?;
+        if seen[idx] {
+            let msg = format!("Vertex {v} listed twice in {file}: {}", path.display());
+            return Err(Error::parse(path, vt.line, vt.col, msg));
+        }
+        seen[idx] = true;
+        out[idx] = x;
+        count += 1;
+    }
+    if count != n {
+        let missing = seen.iter().position(|s| !s).unwrap_or(0);
+        let msg = format!(
+            "{file} lists {count} of {n} vertices: {} (vertex {missing} is missing)",
+            path.display()
+        );
+        return Err(Error::parse(path, 0, 0, msg));
+    }
+    Ok(out)
+}
+
+/// Reads a distances file of `n` vertices; `INF` becomes [`DISTANCE_INF`].
+pub fn read_distances(path: &Path, n: usize) -> Result<Vec<i64>> {
+    let shown = path.display().to_string();
+    read_records(path, n, Kind::Distances, DISTANCE_INF, |tok| {
+        if tok == b"INF" {
+            return Ok(DISTANCE_INF);
+        }
+        match lex::parse_i64(tok) {
+            Num::Int(d) if d >= 0 => Ok(d),
+            Num::Int(_) => Err(format!("Negative distance in distances file: {shown}")),
+            _ => Err(format!("Invalid line in distances file: {shown}")),
+        }
+    })
+}
+
+/// Reads an SSSP tree (parents) file of `n` vertices; parents are in [-1, n).
+pub fn read_parents(path: &Path, n: usize) -> Result<Vec<i32>> {
+    read_records(path, n, Kind::Parents, -1, |tok| {
+        match lex::parse_i64(tok) {
+            Num::Int(p) if p >= -1 && p < n as i64 => Ok(p as i32),
+            Num::Int(p) => Err(format!(
+                "Vertex ID out of range in SSSP tree file: parent {p}, n = {n}"
+            )),
+            _ => Err("Invalid line in SSSP tree file".to_string()),
+        }
+    })
+}
+
+/// Appends `d`, or `INF` when it is not finite (d >= DISTANCE_INF/2).
+fn push_distance(out: &mut Vec<u8>, d: i64) {
+    if d >= DISTANCE_INF / 2 {
+        out.extend_from_slice(b"INF");
+    } else {
+        lex::push_i64(out, d);
+    }
+}
+
+/// The exact bytes of a distances file: `v d\n` or `v INF\n` for v = 0..n-1.
+pub fn format_distances(d: &[i64]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(d.len() * 16);
+    for (v, &x) in d.iter().enumerate() {
+        lex::push_i64(&mut out, v as i64);
+        out.push(b' ');
+        push_distance(&mut out, x);
+        out.push(b'\n');
+    }
+    out
+}
+
+/// The exact bytes of an SSSP tree file: `v p\n` for v = 0..n-1.
+pub fn format_parents(p: &[i32]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(p.len() * 14);
+    for (v, &x) in p.iter().enumerate() {
+        lex::push_i64(&mut out, v as i64);
+        out.push(b' ');
+        lex::push_i64(&mut out, i64::from(x));
+        out.push(b'\n');
+    }
+    out
+}
+
+/// The exact bytes of `mospCosts.txt`: `v c1 .. cKG\n` from vertex-major `costs[v*kg + j]`, with
+/// `INF` for every cost >= DISTANCE_INF/2. An entry beyond `costs.len()` is written as `INF`
+/// ([`write_costs`] rejects such a short array before formatting).
+pub fn format_costs(n: usize, kg: usize, costs: &[i64]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(n * (8 + 8 * kg));
+    for v in 0..n {
+        lex::push_i64(&mut out, v as i64);
+        for j in 0..kg {
+            out.push(b' ');
+            let c = v.checked_mul(kg).and_then(|i| costs.get(i + j)).copied();
+            push_distance(&mut out, c.unwrap_or(DISTANCE_INF));
+        }
+        out.push(b'\n');
+    }
+    out
+}
+
+/// Writes a distances file (see [`format_distances`]).
+pub fn write_distances(path: &Path, d: &[i64]) -> Result<()> {
+    lex::write_file(path, &format_distances(d))
+}
+
+/// Writes an SSSP tree file (see [`format_parents`]).
+pub fn write_parents(path: &Path, p: &[i32]) -> Result<()> {
+    lex::write_file(path, &format_parents(p))
+}
+
+/// Writes `mospCosts.txt` (see [`format_costs`]); `costs` must hold exactly `n * kg` values.
+pub fn write_costs(path: &Path, n: usize, kg: usize, costs: &[i64]) -> Result<()> {
+    if n.checked_mul(kg) != Some(costs.len()) {
+        return Err(Error::invalid(format!(
+            "dyng: {} path costs given for n = {n} vertices and KG = {kg} objectives",
+            costs.len()
+        )));
+    }
+    lex::write_file(path, &format_costs(n, kg, costs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_file<T>(name: &str, body: &[u8], f: impl FnOnce(&Path) -> T) -> T {
+        let p = std::env::temp_dir().join(format!("dyng-trees-{}-{name}", std::process::id()));
+        std::fs::write(&p, body).unwrap();
+        let r = f(&p);
+        std::fs::remove_file(&p).ok();
+        r
+    }
+
+    fn dist_err(body: &str, n: usize, name: &str) -> String {
+        with_file(name, body.as_bytes(), |p| read_distances(p, n))
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn formats_are_exact() {
+        let inf = DISTANCE_INF;
+        assert_eq!(format_distances(&[0, 5, inf, inf / 2, inf / 2 - 1]), {
+            format!("0 0\n1 5\n2 INF\n3 INF\n4 {}\n", inf / 2 - 1).into_bytes()
+        });
+        assert_eq!(format_parents(&[-1, 0, 1]), b"0 -1\n1 0\n2 1\n".to_vec());
+        assert_eq!(
+            format_costs(2, 2, &[0, 0, inf, inf]),
+            b"0 0 0\n1 INF INF\n".to_vec()
+        );
+        assert_eq!(format_costs(1, 0, &[]), b"0\n".to_vec());
+        assert!(format_distances(&[]).is_empty());
+    }
+
+    #[test]
+    fn reads_lenient_records() {
+        let d = with_file("d1", b"1\t7\r\n\n0 0 2 INF\n", |p| read_distances(p, 3)).unwrap();
+        assert_eq!(d, vec![0, 7, DISTANCE_INF]);
+        let p = with_file("p1", b"0  -1\r\n1  0", |p| read_parents(p, 2)).unwrap();
+        assert_eq!(p, vec![-1, 0]);
+    }
+
+    #[test]
+    fn distance_errors() {
+        assert!(dist_err("0 0\n1 inf\n", 2, "e1").contains("Invalid line in distances file"));
+        assert!(dist_err("0 0\n1 -3\n", 2, "e2").contains("Negative distance in distances file"));
+        let e = dist_err("0 0\n", 2, "e3");
+        assert!(e.contains("distances file lists 1 of 2 vertices"), "{e}");
+        assert!(dist_err("0 0\n0 1\n", 2, "e4").contains("Vertex 0 listed twice in distances file"));
+        let e = dist_err("0\n0\n1 1\n", 2, "e5");
+        assert!(e.contains("Invalid line") && e.contains(":1:2:"), "{e}");
+        assert!(dist_err("0 0 1\n", 2, "e6").contains("Invalid line"));
+        assert!(dist_err("0 0\n2 1\n", 2, "e7").contains("Vertex ID out of range"));
+    }
+
+    #[test]
+    fn parent_errors() {
+        let err = |body: &str, name: &str| {
+            with_file(name, body.as_bytes(), |p| read_parents(p, 2))
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(err("0 -1\n1 2\n", "p1").contains("Vertex ID out of range in SSSP tree file"));
+        assert!(err("0 -1\n5 0\n", "p2").contains("Vertex ID out of range in SSSP tree file"));
+        assert!(err("0 -2\n1 0\n", "p3").contains("Vertex ID out of range in SSSP tree file"));
+        assert!(err("1 0\n1 0\n", "p4").contains("Vertex 1 listed twice in SSSP tree file"));
+        assert!(err("0 -1\n", "p5").contains("SSSP tree file lists 1 of 2 vertices"));
+    }
+}
