@@ -168,7 +168,7 @@ pub fn run(args: MospArgs) -> dyng::Result<ExitCode> {
         .collect::<dyng::Result<Vec<_>>>()?;
     let canon_ms = ms_since(t_canon);
     let mut mosp = MospResult::from_trees(&res, &inp.graph, inp.source, trees, &args.pref)?;
-    let original = args.validate.then(|| inp.graph.csr().clone());
+    let validate = args.validate;
     let (_, timings) = dyng::update_timed(&res, &mut inp.graph, &inp.batch.view(), &mut [(&mut mosp).into()])?;
     timing.stage("apply_batch", ns_to_ms(timings.apply_ns));
     timing.stage("prepare", ns_to_ms(timings.prepare_ns));
@@ -240,8 +240,8 @@ pub fn run(args: MospArgs) -> dyng::Result<ExitCode> {
         write_stats(path, &inp, &mosp)?;
     }
     let mut ok = true;
-    if let Some(original) = original {
-        ok = crate::validate::report(&original, g, &mosp, args.canonicalize);
+    if validate {
+        ok = crate::validate::report(g, &mosp, args.canonicalize);
     }
     if let Some(path) = &args.timing {
         if let Err(e) = timing.write(path) {
