@@ -22,3 +22,10 @@ pub mod nvrtc;
 
 pub use context::{available, Device};
 pub use fence::{EventFence, Fence, Fenced, FencedSlot};
+pub mod device_graph;
+pub mod engine;
+pub mod workspace;
+
+pub use device_graph::DeviceGraph;
+pub use engine::{ChangeSet, CudaEngine};
+pub use workspace::DeviceWorkspace;
