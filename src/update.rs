@@ -13,7 +13,7 @@ use crate::resources::Resources;
 use crate::sssp::engine::{self, Changes};
 use crate::sssp::packing::Packing;
 use crate::sssp::{
-    check_host_backend, default_delta, in_view, lease_workspace, out_view, with_exec, SsspResult,
+    default_delta, in_view, lease_workspace, out_view, with_exec, SsspResult,
     UpdateStats, Workspace,
 };
 use std::sync::Arc;
@@ -99,7 +99,6 @@ pub fn update_timed(
     batch: &BatchView<'_>,
     results: &mut [ResultMut<'_>],
 ) -> Result<(Vec<UpdateStats>, UpdateTimings)> {
-    check_host_backend(res)?;
     let (n, kg) = (graph.n(), graph.k());
     batch.validate(n, kg)?;
     for (i, r) in results.iter().enumerate() {
@@ -139,6 +138,11 @@ pub fn update_timed(
     let clock = std::time::Instant::now();
     let new_csr = applied.csr;
     let in_edges = InEdges::build(&new_csr);
+    // The CUDA engine works on one device copy of the updated graph, shared by all results.
+    let device_graph = match res.cuda() {
+        Some(cuda) => Some(cuda.upload_graph(&new_csr)?),
+        None => None,
+    };
     let changed = ChangedLists::new(batch, &applied.increase_masks);
     let original_m = graph.m().max(1);
     let mut ws = lease_workspace(res, n);
@@ -151,6 +155,7 @@ pub fn update_timed(
         changed: &changed,
         facts: &facts,
         original_m,
+        device_graph: device_graph.as_ref(),
     };
     for r in results.iter_mut() {
         let stats = match r {
@@ -230,6 +235,7 @@ struct Ctx<'a> {
     changed: &'a ChangedLists<'a>,
     facts: &'a [Option<ObjectiveFacts>],
     original_m: usize,
+    device_graph: Option<&'a crate::cuda::DeviceGraph>,
 }
 
 impl Ctx<'_> {
@@ -250,7 +256,16 @@ impl Ctx<'_> {
         let started = std::time::Instant::now();
         let dist = Arc::make_mut(&mut t.dist);
         let parent = Arc::make_mut(&mut t.parent);
-        let stats = with_exec!(self.res, |e| engine::update(
+        let stats = match (self.res.cuda(), self.device_graph) {
+            (Some(cuda), Some(dg)) => {
+                let set = crate::cuda::ChangeSet {
+                    from: changes.from,
+                    to: changes.to,
+                    heads: changes.heads,
+                };
+                cuda.sssp_update(self.res.workspaces(), dg, j, set, t.source, delta, f.max_weight, dist, parent)?
+            }
+            _ => with_exec!(self.res, |e| engine::update(
             e,
             out_view(self.csr, j),
             in_view(self.in_edges, j),
@@ -261,7 +276,8 @@ impl Ctx<'_> {
             ws,
             dist,
             parent
-        ))?;
+        ))?,
+        };
         t.stats = UpdateStats {
             elapsed_ns: started.elapsed().as_nanos() as u64,
             ..stats

@@ -563,6 +563,7 @@ impl CudaEngine {
             pushes: control.pushes,
             packed_parents: packing.bits > 0,
             fallback_used: false,
+            elapsed_ns: 0, // set by the caller, which times the whole run
         };
         lease.end(&stream)?;
         lease.give_back();
@@ -647,6 +648,7 @@ impl CudaEngine {
             scale: prefs.scale(),
             delta,
             search,
+            elapsed_ns: 0, // set by the caller, which times the whole run
         })
     }
 }

@@ -84,6 +84,13 @@ pub(crate) fn combine_and_solve(
     parent: &mut [i32],
 ) -> Result<CombineStats> {
     let started = std::time::Instant::now();
+    if let Some(cuda) = res.cuda() {
+        let stats = cuda.combined(res.workspaces(), parents, source, prefs, dist, parent)?;
+        return Ok(CombineStats {
+            elapsed_ns: started.elapsed().as_nanos() as u64,
+            ..stats
+        });
+    }
     let n = dist.len();
     let k = parents.len();
     let terms = prefs.terms();

@@ -47,6 +47,7 @@ struct Inner {
     backend: Backend,
     threads: usize,
     thread_pool: Option<rayon::ThreadPool>,
+    cuda: Option<crate::cuda::CudaEngine>,
     workspaces: WorkspacePool,
 }
 
@@ -69,12 +70,13 @@ impl std::fmt::Debug for Resources {
 pub fn backend_available(backend: Backend) -> bool {
     match backend {
         Backend::Sequential | Backend::Parallel => true,
-        Backend::Cuda => false,
+        Backend::Cuda => crate::cuda::available(),
     }
 }
 
 impl Resources {
     pub fn new(opt: &ResourcesOptions) -> Result<Self> {
+        let mut cuda = None;
         let (threads, thread_pool) = match opt.backend {
             Backend::Sequential => (1, None),
             Backend::Parallel => {
@@ -91,10 +93,12 @@ impl Resources {
                 (threads, Some(pool))
             }
             Backend::Cuda => {
-                return Err(Error::NotSupported(
-                    "dyng: the CUDA backend is not available in this build (no CUDA engine compiled in)"
-                        .into(),
-                ))
+                let ordinal = usize::try_from(opt.device).map_err(|_| {
+                    Error::invalid(format!("dyng: CUDA device ordinal {} is negative", opt.device))
+                })?;
+                // Probes the driver and NVRTC before any CUDA call: NotSupported names what is missing.
+                cuda = Some(crate::cuda::CudaEngine::new(ordinal)?);
+                (1, None)
             }
         };
         Ok(Resources {
@@ -102,6 +106,7 @@ impl Resources {
                 backend: opt.backend,
                 threads,
                 thread_pool,
+                cuda,
                 workspaces: WorkspacePool::new(),
             }),
         })
@@ -136,6 +141,11 @@ impl Resources {
 
     pub(crate) fn thread_pool(&self) -> Option<&rayon::ThreadPool> {
         self.inner.thread_pool.as_ref()
+    }
+
+    /// The CUDA engine of a CUDA handle.
+    pub(crate) fn cuda(&self) -> Option<&crate::cuda::CudaEngine> {
+        self.inner.cuda.as_ref()
     }
 
     /// The workspace pool shared by every clone of this handle.

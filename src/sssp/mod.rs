@@ -14,7 +14,7 @@ pub mod workspace;
 
 use crate::error::{Error, Result};
 use crate::graph::{Csr, Graph, InEdges};
-use crate::resources::{Backend, Lease, Resources};
+use crate::resources::{Lease, Resources};
 use engine::{Changes, InView, OutView};
 use std::sync::Arc;
 
@@ -62,16 +62,6 @@ pub(crate) fn lease_workspace(res: &Resources, n: usize) -> Lease<'_, Workspace>
         res.workspaces().note_growth();
     }
     ws
-}
-
-/// Refuses backends that have no host engine.
-pub(crate) fn check_host_backend(res: &Resources) -> Result<()> {
-    match res.backend() {
-        Backend::Sequential | Backend::Parallel => Ok(()),
-        Backend::Cuda => Err(Error::NotSupported(
-            "dyng: the CUDA engine is not available in this build".into(),
-        )),
-    }
 }
 
 /// Options of an SSSP result.
@@ -129,11 +119,15 @@ pub(crate) fn solve(
     source: usize,
     delta: Option<i64>,
 ) -> Result<(Vec<i64>, Vec<i32>, UpdateStats)> {
-    check_host_backend(res)?;
     let n = g.n();
     let delta = delta.unwrap_or_else(|| default_delta(g.m(), n, g.weight_sum(j)));
     let mut dist = vec![0i64; n];
     let mut parent = vec![0i32; n];
+    if let Some(cuda) = res.cuda() {
+        let dg = cuda.upload_graph(g)?;
+        let stats = cuda.sssp_compute(res.workspaces(), &dg, j, source, Some(delta), &mut dist, &mut parent)?;
+        return Ok((dist, parent, stats));
+    }
     let mut ws = lease_workspace(res, n);
     let stats = with_exec!(res, |e| engine::compute(
         e,
@@ -296,7 +290,6 @@ pub fn sosp_update_arrays(
     dist: &mut [i64],
     parent: &mut [i32],
 ) -> Result<UpdateStats> {
-    check_host_backend(res)?;
     if objective >= graph.k() {
         return Err(Error::invalid(format!(
             "dyng: objective {objective} is outside [0, K = {})",
@@ -306,13 +299,22 @@ pub fn sosp_update_arrays(
     if graph.n() == 0 {
         return Ok(UpdateStats::default());
     }
+    let max_weight = max_weight.max(graph.max_weight(objective) as i64);
+    if let Some(cuda) = res.cuda() {
+        let dg = cuda.upload_graph(graph)?;
+        let changes = crate::cuda::ChangeSet {
+            from: changed_from,
+            to: changed_to,
+            heads: insert_heads,
+        };
+        return cuda.sssp_update(res.workspaces(), &dg, objective, changes, source, delta, max_weight, dist, parent);
+    }
     let in_edges = InEdges::build(graph);
     let changes = Changes {
         from: changed_from,
         to: changed_to,
         heads: insert_heads,
     };
-    let max_weight = max_weight.max(graph.max_weight(objective) as i64);
     let mut ws = lease_workspace(res, graph.n());
     let stats = with_exec!(res, |e| engine::update(
         e,
