@@ -26,5 +26,5 @@ export DYNG_NVRTC_LIB="$LIB"
 export LD_LIBRARY_PATH="$(dirname "$LIB")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export DYNG_REQUIRE_NVRTC=1
 
-cargo test --test cuda_nvrtc -- --nocapture
+cargo test --release --test cuda_nvrtc -- --nocapture
 echo "== nvrtc-check: PASS"

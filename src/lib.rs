@@ -25,5 +25,5 @@ pub mod update;
 
 pub use mosp::{MospOptions, MospResult, Preferences};
 pub use resources::{backend_available, Backend, Resources, ResourcesOptions};
-pub use sssp::{sosp_update_arrays, SsspOptions, SsspResult, UpdateStats};
+pub use sssp::{sosp_update_arrays, Fallback, SsspOptions, SsspResult, UpdateStats};
 pub use update::{update, update_one, update_timed, ResultMut, UpdateTimings};

@@ -273,6 +273,7 @@ impl Ctx<'_> {
             t.source,
             delta,
             f.max_weight,
+            t.fallback.recompute_at(self.csr.n(), t.canonical),
             ws,
             dist,
             parent

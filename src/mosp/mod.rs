@@ -27,6 +27,8 @@ pub struct MospOptions {
     /// Bucket width of the K objective searches (`None` = each objective's default). The
     /// combined search always uses its own default.
     pub delta: Option<i64>,
+    /// The adaptive-update policy of the K trees.
+    pub fallback: crate::sssp::Fallback,
 }
 
 /// A maintained multi-objective result.
@@ -61,7 +63,10 @@ impl MospResult {
         check_source(graph, source)?;
         let k = resolve_k(graph, opt.k)?;
         let prefs = Preferences::new(k, &opt.preferences)?;
-        let sopt = SsspOptions { delta: opt.delta };
+        let sopt = SsspOptions {
+            delta: opt.delta,
+            fallback: opt.fallback,
+        };
         let trees = (0..k)
             .map(|j| SsspResult::compute(res, graph, source, j, &sopt))
             .collect::<Result<Vec<_>>>()?;

@@ -104,23 +104,34 @@ pub(crate) fn compute<E: Exec>(
     let mut gens = Generations(ws.generation);
     let shared: &Workspace = ws;
     exec.install(|| {
-        exec.for_chunks(n, GRAIN_VERTICES, |r| {
-            for v in r {
-                shared.packed[v].store(PACKED_INF, Relaxed);
-            }
-        });
-        shared.packed[source].store(packing.pack(0, -1), Relaxed);
-        shared.frontier.clear();
-        shared.frontier.push(source as i32);
-        near_far(&run, shared, &mut gens, &mut stats);
+        solve_from_source(&run, shared, &mut gens, &mut stats);
         stats.affected = unpack(&run, shared, &mut gens, dist, parent) as i64;
     });
     ws.generation = gens.0;
     Ok(stats)
 }
 
+/// The static search: every word INF but the source's, then near-far from the source.
+fn solve_from_source<E: Exec>(run: &Run<'_, E>, ws: &Workspace, gens: &mut Generations, stats: &mut UpdateStats) {
+    let n = run.out.row_ptr.len() - 1;
+    run.exec.for_chunks(n, GRAIN_VERTICES, |r| {
+        for v in r {
+            ws.packed[v].store(PACKED_INF, Relaxed);
+        }
+    });
+    ws.packed[run.source].store(run.packing.pack(0, -1), Relaxed);
+    ws.frontier.clear();
+    ws.frontier.push(run.source as i32);
+    near_far(run, ws, gens, stats);
+}
+
 /// Dynamic update: on entry `dist`/`parent` hold the tree of the old graph, on return the tree of
 /// the updated graph described by `out`/`inn`.
+///
+/// `recompute_at`: when the candidates (invalidated vertices plus insertion heads) reach this
+/// count, the search restarts from the source instead (the adaptive update). Only valid for a
+/// canonical old tree: the static search yields the canonical tree, which the update also yields
+/// from a canonical input, so the result is bit-identical either way.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn update<E: Exec>(
     exec: &E,
@@ -130,6 +141,7 @@ pub(crate) fn update<E: Exec>(
     source: usize,
     delta: i64,
     max_weight: i64,
+    recompute_at: Option<usize>,
     ws: &mut Workspace,
     dist: &mut [i64],
     parent: &mut [i32],
@@ -137,12 +149,6 @@ pub(crate) fn update<E: Exec>(
     let n = out.row_ptr.len() - 1;
     check_run_args(n, source, delta, dist.len(), parent.len())?;
     check_changes(n, &changes)?;
-    if let Some(v) = parent.iter().position(|&p| p < -1 || p as i64 >= n as i64) {
-        return Err(Error::invalid(format!(
-            "dyng: parent[{v}] = {} is outside [-1, n = {n})",
-            parent[v]
-        )));
-    }
     let packing = Packing::choose(n, max_weight)?;
     ws.reserve(n);
     let mut stats = UpdateStats {
@@ -174,9 +180,14 @@ pub(crate) fn update<E: Exec>(
                 ws.candidates.push(v);
             }
         }
-        let g1 = gens.next(ws);
-        pull(&run, inn, ws, g1);
-        near_far(&run, ws, &mut gens, &mut stats);
+        if recompute_at.is_some_and(|limit| ws.candidates.len() >= limit) {
+            stats.fallback_used = true;
+            solve_from_source(&run, ws, &mut gens, &mut stats);
+        } else {
+            let g1 = gens.next(ws);
+            pull(&run, inn, ws, g1);
+            near_far(&run, ws, &mut gens, &mut stats);
+        }
         stats.affected = unpack(&run, ws, &mut gens, dist, parent) as i64;
         Ok(())
     });
@@ -227,7 +238,10 @@ fn pack_old_tree<E: Exec>(run: &Run<'_, E>, ws: &Workspace, dist: &[i64], parent
         for v in r {
             ws.state[v].store(0, Relaxed);
             let d = dist[v];
-            let word = if !is_finite(d) {
+            let word = if parent[v] < -1 || parent[v] as i64 >= dist.len() as i64 {
+                bad.fetch_min(v, Relaxed);
+                PACKED_INF
+            } else if !is_finite(d) {
                 PACKED_INF
             } else if d < 0 || d as u64 > p.bound {
                 bad.fetch_min(v, Relaxed);
@@ -241,8 +255,8 @@ fn pack_old_tree<E: Exec>(run: &Run<'_, E>, ws: &Workspace, dist: &[i64], parent
     match bad.load(Relaxed) {
         usize::MAX => Ok(()),
         v => Err(Error::invalid(format!(
-            "dyng: an input distance exceeds (n - 1) * maxWeight or is negative: distance[{v}] = {} (bound {}); does the tree belong to this graph?",
-            dist[v], p.bound
+            "dyng: an input distance exceeds (n - 1) * maxWeight, is negative, or its parent is out of range: distance[{v}] = {}, parent[{v}] = {} (bound {}, n = {}); does the tree belong to this graph?",
+            dist[v], parent[v], p.bound, dist.len()
         ))),
     }
 }

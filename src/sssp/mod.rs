@@ -19,6 +19,7 @@ use engine::{Changes, InView, OutView};
 use std::sync::Arc;
 
 pub use stats::{default_delta, UpdateStats};
+
 pub use workspace::Workspace;
 
 /// Runs `$body` with `$e` bound to the executor of `$res` (sequential or parallel).
@@ -64,11 +65,48 @@ pub(crate) fn lease_workspace(res: &Resources, n: usize) -> Lease<'_, Workspace>
     ws
 }
 
+/// When an update restarts the search from the source instead of repairing the tree.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Fallback {
+    /// Recompute when the candidates (invalidated vertices plus insertion heads) reach
+    /// [`ADAPTIVE_FRACTION`] of the vertices, the point where recomputing is cheaper (measured with
+    /// `dyng bench`, see docs/performance.md). Graphs below [`ADAPTIVE_MIN_VERTICES`] always update.
+    #[default]
+    Adaptive,
+    /// Always repair the tree incrementally.
+    Never,
+    /// Always recompute from scratch (for comparisons).
+    Always,
+}
+
+/// The candidate share of n from which the adaptive update recomputes.
+pub const ADAPTIVE_FRACTION: f64 = 0.5;
+/// Graphs smaller than this always update incrementally (recomputing saves nothing measurable).
+pub const ADAPTIVE_MIN_VERTICES: usize = 4096;
+
+impl Fallback {
+    /// The candidate count from which a run on `n` vertices recomputes. Recomputing is only
+    /// allowed for a canonical tree: it gives the canonical tree, which an update of a canonical
+    /// tree also gives, so the result is bit-identical either way.
+    pub(crate) fn recompute_at(self, n: usize, canonical: bool) -> Option<usize> {
+        match (self, canonical) {
+            (_, false) | (Fallback::Never, _) => None,
+            (Fallback::Always, true) => Some(0),
+            (Fallback::Adaptive, true) if n >= ADAPTIVE_MIN_VERTICES => {
+                Some((n as f64 * ADAPTIVE_FRACTION).ceil() as usize)
+            }
+            (Fallback::Adaptive, true) => None,
+        }
+    }
+}
+
 /// Options of an SSSP result.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SsspOptions {
     /// Bucket width of the near-far search; `None` = the originals' default for the objective.
     pub delta: Option<i64>,
+    /// The adaptive-update policy.
+    pub fallback: Fallback,
 }
 
 /// A maintained single-objective shortest-path tree.
@@ -79,6 +117,10 @@ pub struct SsspResult {
     pub(crate) source: usize,
     pub(crate) objective: usize,
     pub(crate) delta: Option<i64>,
+    pub(crate) fallback: Fallback,
+    /// Every parent is the lowest-id tight in-neighbour (computed trees, canonicalized or
+    /// verified adopted trees, and their updates).
+    pub(crate) canonical: bool,
     pub(crate) dist: Arc<Vec<i64>>,
     pub(crate) parent: Arc<Vec<i32>>,
     pub(crate) stats: UpdateStats,
@@ -162,6 +204,8 @@ impl SsspResult {
             source,
             objective,
             delta: opt.delta,
+            fallback: opt.fallback,
+            canonical: true,
             dist: Arc::new(dist),
             parent: Arc::new(parent),
             stats,
@@ -188,13 +232,15 @@ impl SsspResult {
         if canonicalize {
             validate::canonicalize(graph.csr(), objective, source, &dist, &mut parent);
         }
-        validate::check_on_graph(graph.csr(), objective, source, &dist, &parent, &what)?;
+        let canonical = validate::check_on_graph(graph.csr(), objective, source, &dist, &parent, &what)?;
         Ok(SsspResult {
             graph_id: graph.id(),
             version: graph.version(),
             source,
             objective,
             delta: opt.delta,
+            fallback: opt.fallback,
+            canonical,
             dist: Arc::new(dist),
             parent: Arc::new(parent),
             stats: UpdateStats::default(),
@@ -227,6 +273,11 @@ impl SsspResult {
     /// A snapshot of the parents that later updates never change.
     pub fn parents_snapshot(&self) -> Arc<Vec<i32>> {
         Arc::clone(&self.parent)
+    }
+
+    /// True when every parent is the lowest-id tight in-neighbour.
+    pub fn is_canonical(&self) -> bool {
+        self.canonical
     }
 
     /// Counters of the last update (or of the static solve).
@@ -324,6 +375,7 @@ pub fn sosp_update_arrays(
         source,
         delta,
         max_weight,
+        None,
         &mut ws,
         dist,
         parent

@@ -104,7 +104,8 @@ pub(crate) fn canonicalize(g: &Csr, j: usize, source: usize, dist: &[i64], paren
     }
 }
 
-/// Checks that the tree is consistent with objective `j` of `g` and optimal on it.
+/// Checks that the tree is consistent with objective `j` of `g` and optimal on it; returns whether
+/// it is also canonical (every parent the lowest-id tight in-neighbour).
 pub(crate) fn check_on_graph(
     g: &Csr,
     j: usize,
@@ -112,7 +113,7 @@ pub(crate) fn check_on_graph(
     dist: &[i64],
     parent: &[i32],
     what: &str,
-) -> Result<()> {
+) -> Result<bool> {
     let w = g.column(j);
     for v in 0..g.n() {
         if v == source {
@@ -147,12 +148,16 @@ pub(crate) fn check_on_graph(
             }
         }
     }
+    let mut lowest_tight = vec![i32::MAX; g.n()];
     for u in 0..g.n() {
         if !is_finite(dist[u]) {
             continue;
         }
         for e in g.row(u) {
             let v = g.col_ind()[e] as usize;
+            if dist[u] + w[e] as i64 == dist[v] {
+                lowest_tight[v] = lowest_tight[v].min(u as i32);
+            }
             if dist[u] + (w[e] as i64) < dist[v] {
                 return Err(Error::invalid(format!(
                     "dyng: {what} is not a shortest-path tree: edge {u} -> {v} (weight {}) gives vertex {v} distance {} < {}",
@@ -163,5 +168,6 @@ pub(crate) fn check_on_graph(
             }
         }
     }
-    Ok(())
+    let canonical = (0..g.n()).all(|v| v == source || parent[v] == -1 || parent[v] == lowest_tight[v]);
+    Ok(canonical)
 }

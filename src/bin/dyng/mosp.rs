@@ -86,7 +86,10 @@ pub fn run(args: MospArgs) -> dyng::Result<ExitCode> {
     if let Some(w) = &inp.warning {
         eprintln!("{w}");
     }
-    let sopt = SsspOptions { delta: args.delta };
+    let sopt = SsspOptions {
+        delta: args.delta,
+        ..Default::default()
+    };
     let t_canon = Instant::now();
     let trees = std::mem::take(&mut inp.init)
         .into_iter()
