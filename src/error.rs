@@ -39,7 +39,7 @@ pub enum Error {
         source: std::io::Error,
     },
     /// A file's content is malformed; `line` and `column` are 1-based (0 = not applicable).
-    #[error("{path}:{line}:{column}: {message}")]
+    #[error("{}", located(path, *line, *column, message))]
     Parse {
         path: String,
         line: usize,
@@ -61,6 +61,14 @@ pub enum Error {
     /// A broken internal invariant (a bug in dyng).
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+fn located(path: &str, line: usize, column: usize, message: &str) -> String {
+    match (line, column) {
+        (0, _) => format!("{path}: {message}"),
+        (l, 0) => format!("{path}:{l}: {message}"),
+        (l, c) => format!("{path}:{l}:{c}: {message}"),
+    }
 }
 
 /// The library's result type.

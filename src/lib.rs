@@ -12,7 +12,7 @@ pub mod graph;
 pub mod io;
 
 pub use error::{Error, ErrorKind, Result};
-pub use graph::{Batch, BatchView, Csr, Graph, WeightLayout};
+pub use graph::{apply_batch, Batch, BatchView, Csr, Graph, WeightLayout};
 
 /// The distance of an unreachable vertex: (2^63-1)/4, as in the originals. A distance is finite iff
 /// it is below `DISTANCE_INF / 2`; writers print `INF` from there on.

@@ -5,6 +5,7 @@
 
 pub mod batch_files;
 pub mod cache;
+pub mod case;
 pub mod changegen;
 pub mod csr_text;
 pub mod dimacs;

@@ -57,3 +57,21 @@ pub fn write_mosp_outputs(dir: &Path, m: &MospResult) -> Result<()> {
     }
     Ok(())
 }
+
+/// The deterministic counters of a run with the keys of the golden corpus' `stats.txt`:
+/// `graph` is the updated graph, `inserts`/`deletes` the batch's line counts.
+pub fn mosp_stats_text(graph_n: usize, graph_m: usize, inserts: usize, deletes: usize, m: &MospResult) -> String {
+    let mut s = format!(
+        "n={graph_n}\nm_updated={graph_m}\nK={}\ninserts={inserts}\ndeletes={deletes}\n",
+        m.k()
+    );
+    for (j, st) in m.objective_stats().iter().enumerate() {
+        s += &format!("invalidated_obj{j}={}\n", st.invalidated);
+    }
+    let cs = m.combine_stats();
+    s += &format!(
+        "combined_edges={}\ncombined_L={}\ncombined_delta={}\n",
+        cs.edges, cs.scale, cs.delta
+    );
+    s
+}

@@ -10,6 +10,7 @@ mod fmt;
 mod mosp;
 mod prep;
 mod progress;
+mod validate;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::process::ExitCode;

@@ -7,9 +7,11 @@
 use crate::fmt::{ms_since, ns_to_ms};
 use crate::{resources, BackendArg};
 use clap::Args;
-use dyng::io::{batch_files, cache, csr_text, outputs, timing::Timing, trees, CsrText};
-use dyng::{Batch, Csr, Error, Graph, MospResult, SsspOptions, SsspResult, WeightLayout};
-use std::path::{Path, PathBuf};
+use dyng::io::case::{read_mosp_inputs, CasePaths};
+use dyng::io::outputs::{self, mosp_stats_text};
+use dyng::io::timing::Timing;
+use dyng::{Error, MospResult, SsspOptions, SsspResult};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
@@ -67,108 +69,33 @@ pub struct MospArgs {
     pub threads: usize,
 }
 
-/// The graph text as read, with K resolved from `-k` for an edgeless graph.
-fn read_graph(args: &MospArgs, warnings: &mut Vec<String>) -> dyng::Result<CsrText> {
-    let mut text = match &args.cache {
-        Some(c) => {
-            let loaded = cache::load_or_parse(c, &args.graph)?;
-            warnings.extend(loaded.warning);
-            loaded.graph
-        }
-        None => csr_text::read_csr_triplet(&args.graph)?,
-    };
-    if text.k == 0 {
-        text.k = args.k.ok_or_else(|| {
-            Error::invalid(
-                "the graph has no edges, so the number of objectives cannot be inferred from its values file (pass -k K)",
-            )
-        })? as usize;
-    }
-    Ok(text)
-}
-
-fn read_trees(dir: &Path, k: usize, n: usize) -> dyng::Result<Vec<(Vec<i64>, Vec<i32>)>> {
-    std::thread::scope(|s| {
-        let jobs: Vec<_> = (0..k)
-            .map(|j| {
-                s.spawn(move || -> dyng::Result<(Vec<i64>, Vec<i32>)> {
-                    let obj = dir.join(format!("obj{j}"));
-                    let d = trees::read_distances(&obj.join("distancesOriginal.txt"), n)?;
-                    let p = trees::read_parents(&obj.join("SSSPTreeOriginal.txt"), n)?;
-                    Ok((d, p))
-                })
-            })
-            .collect();
-        jobs.into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| Err(Error::Internal("reader thread panicked".into()))))
-            .collect()
-    })
-}
-
-struct Inputs {
-    graph: Graph,
-    batch: Batch,
-    k: usize,
-    source: usize,
-    read_ms: f64,
-    read_graph_ms: f64,
-}
-
-fn read_inputs(args: &MospArgs, timing: &mut Timing, warnings: &mut Vec<String>) -> dyng::Result<(Inputs, Vec<(Vec<i64>, Vec<i32>)>)> {
-    let t0 = Instant::now();
-    let text = read_graph(args, warnings)?;
-    let kg = text.k;
-    let k = args.k.map_or(kg, |k| (k as usize).min(kg));
-    let csr = Csr::from_arrays(text.n, kg, text.row_ptr, text.col_ind, &text.weights, WeightLayout::EdgeMajor)?;
-    let read_graph_ms = ms_since(t0);
-    timing.stage("read_graph", read_graph_ms);
-    let n = csr.n();
-    let source = args.source as usize;
-    if n == 0 || source >= n {
-        return Err(Error::invalid(format!(
-            "invalid MOSP update input: source {source} is outside [0, n = {n})"
-        )));
-    }
-    let t1 = Instant::now();
-    let (batch, init) = std::thread::scope(|s| {
-        let b = s.spawn(|| batch_files::read_batch_dir(&args.changes, n, kg));
-        let t = read_trees(&args.init, k, n);
-        (b.join().unwrap_or_else(|_| Err(Error::Internal("reader thread panicked".into()))), t)
-    });
-    let (batch, init) = (batch?, init?);
-    timing.stage("read_changes_and_trees", ms_since(t1));
-    Ok((
-        Inputs {
-            graph: Graph::new(csr),
-            batch,
-            k,
-            source,
-            read_ms: ms_since(t0),
-            read_graph_ms,
-        },
-        init,
-    ))
-}
-
 pub fn run(args: MospArgs) -> dyng::Result<ExitCode> {
     let t_start = Instant::now();
     let mut timing = Timing::new();
-    let mut warnings = Vec::new();
     let res = resources(args.backend, args.threads)?;
-    let (mut inp, init) = read_inputs(&args, &mut timing, &mut warnings)?;
-    for w in &warnings {
+    let paths = CasePaths {
+        graph: &args.graph,
+        changes: &args.changes,
+        init: &args.init,
+        cache: args.cache.as_deref(),
+    };
+    let mut inp = read_mosp_inputs(&paths, args.k.map(|k| k as usize), args.source as usize)?;
+    let read_ms = ms_since(t_start);
+    timing.stage("read_graph", ns_to_ms(inp.read_graph_ns));
+    timing.stage("read_changes_and_trees", ns_to_ms(inp.read_changes_and_trees_ns));
+    if let Some(w) = &inp.warning {
         eprintln!("{w}");
     }
     let sopt = SsspOptions { delta: args.delta };
     let t_canon = Instant::now();
-    let trees = init
+    let trees = std::mem::take(&mut inp.init)
         .into_iter()
         .enumerate()
         .map(|(j, (d, p))| SsspResult::from_arrays(&inp.graph, inp.source, j, d, p, args.canonicalize, &sopt))
         .collect::<dyng::Result<Vec<_>>>()?;
     let canon_ms = ms_since(t_canon);
     let mut mosp = MospResult::from_trees(&res, &inp.graph, inp.source, trees, &args.pref)?;
-    let original = args.validate.then(|| inp.graph.csr().clone());
+    let validate = args.validate;
     let (_, timings) = dyng::update_timed(&res, &mut inp.graph, &inp.batch.view(), &mut [(&mut mosp).into()])?;
     timing.stage("apply_batch", ns_to_ms(timings.apply_ns));
     timing.stage("prepare", ns_to_ms(timings.prepare_ns));
@@ -205,7 +132,7 @@ pub fn run(args: MospArgs) -> dyng::Result<ExitCode> {
         println!(
             "host   threads {}, read inputs {:.1} ms, canonicalize {:.1} ms, apply batch {:.1} ms, prepare {:.1} ms, write {:.1} ms",
             res.threads(),
-            inp.read_ms,
+            read_ms,
             canon_ms,
             ns_to_ms(timings.apply_ns),
             ns_to_ms(timings.prepare_ns),
@@ -235,13 +162,13 @@ pub fn run(args: MospArgs) -> dyng::Result<ExitCode> {
         "RESULT compute_ms={compute_ms:.3} end_to_end_ms={total_ms:.3} threads={}",
         res.threads()
     );
-    let _ = inp.read_graph_ms;
     if let Some(path) = &args.stats {
-        write_stats(path, &inp, &mosp)?;
+        let text = mosp_stats_text(g.n(), g.m(), inp.batch.num_insertions(), inp.batch.num_deletions(), &mosp);
+        std::fs::write(path, text).map_err(|e| Error::io(path, e))?;
     }
     let mut ok = true;
-    if let Some(original) = original {
-        ok = crate::validate::report(&original, g, &mosp, args.canonicalize);
+    if validate {
+        ok = crate::validate::report(g, &mosp, args.canonicalize);
     }
     if let Some(path) = &args.timing {
         if let Err(e) = timing.write(path) {
@@ -250,25 +177,4 @@ pub fn run(args: MospArgs) -> dyng::Result<ExitCode> {
         }
     }
     Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
-}
-
-/// The deterministic counters, with the keys of the golden corpus' `stats.txt`.
-fn write_stats(path: &Path, inp: &Inputs, m: &MospResult) -> dyng::Result<()> {
-    let mut s = format!(
-        "n={}\nm_updated={}\nK={}\ninserts={}\ndeletes={}\n",
-        inp.graph.n(),
-        inp.graph.m(),
-        inp.k,
-        inp.batch.num_insertions(),
-        inp.batch.num_deletions()
-    );
-    for (j, st) in m.objective_stats().iter().enumerate() {
-        s += &format!("invalidated_obj{j}={}\n", st.invalidated);
-    }
-    let cs = m.combine_stats();
-    s += &format!(
-        "combined_edges={}\ncombined_L={}\ncombined_delta={}\n",
-        cs.edges, cs.scale, cs.delta
-    );
-    std::fs::write(path, s).map_err(|e| Error::io(path, e))
 }

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The whole test suite: every Rust test (unit, golden replay through the library and the CLI,
+# properties, contracts, readers' fuzz tests), then the extra suites that exist in this checkout
+# (C ABI, NVRTC kernel compilation). Run from anywhere; exits non-zero on the first failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo test --release --all-targets
+for extra in scripts/ffi-check.sh scripts/nvrtc-check.sh; do
+    if [ -x "$extra" ]; then
+        echo "== $extra"
+        bash "$extra"
+    fi
+done

@@ -1,0 +1,113 @@
+//! The inputs of a MOSP run as the original driver takes them: a CSR triplet (or its binary
+//! cache), a batch folder and a folder of K initial trees.
+//!
+//! Shared by the CLI, the C ABI and the golden-corpus tests, so every entry point reads a case the
+//! same way. The batch and the 2K tree files are read concurrently after the graph.
+
+use super::{batch_files, cache, csr_text, trees, CsrText};
+use crate::error::{Error, Result};
+use crate::graph::{Batch, Csr, Graph, WeightLayout};
+use std::path::Path;
+use std::time::Instant;
+
+/// Where a MOSP run's inputs are and how to read them.
+#[derive(Debug, Clone, Copy)]
+pub struct CasePaths<'a> {
+    /// Prefix of the CSR text triplet.
+    pub graph: &'a Path,
+    /// Folder with `insert.txt` and `delete.txt`.
+    pub changes: &'a Path,
+    /// Folder with `obj<k>/distancesOriginal.txt` and `obj<k>/SSSPTreeOriginal.txt`.
+    pub init: &'a Path,
+    /// Binary graph cache, if any.
+    pub cache: Option<&'a Path>,
+}
+
+/// The inputs, read and checked.
+#[derive(Debug)]
+pub struct MospInputs {
+    pub graph: Graph,
+    pub batch: Batch,
+    /// Objectives used (K <= KG).
+    pub k: usize,
+    pub source: usize,
+    /// The K initial trees (distances, parents).
+    pub init: Vec<(Vec<i64>, Vec<i32>)>,
+    /// Set when the cache could not be written (the graph is still valid).
+    pub warning: Option<String>,
+    pub read_graph_ns: u64,
+    pub read_changes_and_trees_ns: u64,
+}
+
+fn read_graph_text(p: &CasePaths<'_>, k: Option<usize>) -> Result<(CsrText, Option<String>)> {
+    let (mut text, warning) = match p.cache {
+        Some(c) => {
+            let loaded = cache::load_or_parse(c, p.graph)?;
+            (loaded.graph, loaded.warning)
+        }
+        None => (csr_text::read_csr_triplet(p.graph)?, None),
+    };
+    if text.k == 0 {
+        text.k = k.ok_or_else(|| {
+            Error::invalid(
+                "the graph has no edges, so the number of objectives cannot be inferred from its values file (pass -k K)",
+            )
+        })?;
+    }
+    Ok((text, warning))
+}
+
+/// Reads the K initial trees of `dir` concurrently.
+pub fn read_init_trees(dir: &Path, k: usize, n: usize) -> Result<Vec<(Vec<i64>, Vec<i32>)>> {
+    let panicked = || Error::Internal("a reader thread panicked".into());
+    std::thread::scope(|s| {
+        let jobs: Vec<_> = (0..k)
+            .map(|j| {
+                s.spawn(move || -> Result<(Vec<i64>, Vec<i32>)> {
+                    let obj = dir.join(format!("obj{j}"));
+                    let d = trees::read_distances(&obj.join("distancesOriginal.txt"), n)?;
+                    let p = trees::read_parents(&obj.join("SSSPTreeOriginal.txt"), n)?;
+                    Ok((d, p))
+                })
+            })
+            .collect();
+        jobs.into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err(panicked())))
+            .collect()
+    })
+}
+
+/// Reads a case. `k` = objectives used (default all; also supplies K for an edgeless graph).
+pub fn read_mosp_inputs(p: &CasePaths<'_>, k: Option<usize>, source: usize) -> Result<MospInputs> {
+    let t0 = Instant::now();
+    let (text, warning) = read_graph_text(p, k)?;
+    let kg = text.k;
+    let k = k.map_or(kg, |k| k.min(kg));
+    let csr = Csr::from_arrays(text.n, kg, text.row_ptr, text.col_ind, &text.weights, WeightLayout::EdgeMajor)?;
+    let read_graph_ns = t0.elapsed().as_nanos() as u64;
+    let n = csr.n();
+    if source >= n {
+        return Err(Error::invalid(format!(
+            "invalid MOSP update input: source {source} is outside [0, n = {n})"
+        )));
+    }
+    let t1 = Instant::now();
+    let (batch, init) = std::thread::scope(|s| {
+        let b = s.spawn(|| batch_files::read_batch_dir(p.changes, n, kg));
+        let t = read_init_trees(p.init, k, n);
+        let b = b
+            .join()
+            .unwrap_or_else(|_| Err(Error::Internal("a reader thread panicked".into())));
+        (b, t)
+    });
+    Ok(MospInputs {
+        graph: Graph::new(csr),
+        batch: batch?,
+        k,
+        source,
+        init: init?,
+        warning,
+        read_graph_ns,
+        read_changes_and_trees_ns: t1.elapsed().as_nanos() as u64,
+    })
+}

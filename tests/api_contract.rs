@@ -1,0 +1,226 @@
+//! The library's contracts: rejected inputs change nothing, stale results are refused, the
+//! workspace pool reuses, discards and releases as c-api §4 says, and the workspace fits in 38
+//! bytes per vertex.
+
+use dyng::io::graphgen::grid;
+use dyng::sssp::Workspace;
+use dyng::{
+    Batch, Csr, Error, Graph, MospOptions, MospResult, Resources, ResultMut, SsspOptions, SsspResult,
+    WeightLayout,
+};
+
+fn grid_graph(w: usize, k: usize) -> Graph {
+    let t = grid(w, w, k, 1, 20, 7).unwrap();
+    Graph::new(Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor).unwrap())
+}
+
+fn some_batch(g: &Graph, seed: usize) -> Batch {
+    let mut b = Batch::new(g.k());
+    let n = g.n();
+    for i in 0..20 {
+        let u = (i * 7919 + seed * 31) % n;
+        let e = g.csr().row(u).next();
+        if let Some(e) = e {
+            b.delete(u as i32, g.csr().col_ind()[e]);
+        }
+        let v = (u * 13 + 5 + seed) % n;
+        b.insert(u as i32, v as i32, &vec![1 + (i % 9) as i32; g.k()]);
+    }
+    b
+}
+
+fn snapshot(g: &Graph, rs: &[&SsspResult]) -> (Csr, u64, Vec<(Vec<i64>, Vec<i32>)>) {
+    (
+        g.csr().clone(),
+        g.version(),
+        rs.iter().map(|r| (r.distances().to_vec(), r.parents().to_vec())).collect(),
+    )
+}
+
+#[test]
+fn rejected_batches_change_nothing() {
+    let res = Resources::parallel(2).unwrap();
+    let mut g = grid_graph(20, 2);
+    let mut a = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
+    let mut b = SsspResult::compute(&res, &g, 5, 1, &SsspOptions::default()).unwrap();
+    let n = g.n() as i32;
+    let mut bad = Vec::new();
+    let mut x = some_batch(&g, 1);
+    x.insert(0, n, &[1, 1]);
+    bad.push(("insertion head out of range", x));
+    let mut x = some_batch(&g, 2);
+    x.delete(-1, 3);
+    bad.push(("deletion tail negative", x));
+    let mut x = some_batch(&g, 3);
+    x.insert(1, 2, &[1, 0]);
+    bad.push(("zero weight", x));
+    let mut x = some_batch(&g, 4);
+    x.insert(1, 2, &[1, -5]);
+    bad.push(("negative weight", x));
+    let mut x = some_batch(&g, 5);
+    x.k = 3;
+    bad.push(("wrong K", x));
+    let mut x = some_batch(&g, 6);
+    x.ins_weights.pop();
+    bad.push(("short weight array", x));
+    let mut x = some_batch(&g, 7);
+    x.del_dst.pop();
+    bad.push(("deletion arrays disagree", x));
+    for (what, batch) in bad {
+        let before = snapshot(&g, &[&a, &b]);
+        let r = dyng::update(&res, &mut g, &batch.view(), &mut [(&mut a).into(), (&mut b).into()]);
+        assert!(matches!(r, Err(Error::InvalidArgument(_))), "{what}: {r:?}");
+        assert_eq!(snapshot(&g, &[&a, &b]), before, "{what} changed something");
+    }
+    // A good batch still works afterwards.
+    let good = some_batch(&g, 9);
+    dyng::update(&res, &mut g, &good.view(), &mut [(&mut a).into(), (&mut b).into()]).unwrap();
+}
+
+#[test]
+fn stale_results_are_refused() {
+    let res = Resources::sequential();
+    let mut g = grid_graph(10, 1);
+    let mut other = grid_graph(10, 1);
+    let mut r = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
+    let mut from_other = SsspResult::compute(&res, &other, 0, 0, &SsspOptions::default()).unwrap();
+    let batch = some_batch(&g, 0);
+    // Another graph's result.
+    let before = snapshot(&g, &[&r]);
+    let e = dyng::update(&res, &mut g, &batch.view(), &mut [(&mut r).into(), (&mut from_other).into()]);
+    assert!(matches!(e, Err(Error::StaleResult(_))), "{e:?}");
+    assert_eq!(snapshot(&g, &[&r]), before);
+    // An older state of this graph: a copy of r that misses the next update.
+    let mut old = r.clone();
+    dyng::update_one(&res, &mut g, &batch.view(), &mut r).unwrap();
+    let e = dyng::update_one(&res, &mut g, &batch.view(), &mut old);
+    assert!(matches!(e, Err(Error::StaleResult(_))), "{e:?}");
+    dyng::update_one(&res, &mut other, &batch.view(), &mut from_other).unwrap();
+}
+
+#[test]
+fn adoption_rejects_invalid_trees() {
+    let res = Resources::sequential();
+    let g = grid_graph(6, 1);
+    let good = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
+    let (d, p) = (good.distances().to_vec(), good.parents().to_vec());
+    let adopt = |d: Vec<i64>, p: Vec<i32>| SsspResult::from_arrays(&g, 0, 0, d, p, false, &SsspOptions::default());
+    assert!(adopt(d.clone(), p.clone()).is_ok());
+    let mut p2 = p.clone();
+    p2[0] = 3;
+    assert!(adopt(d.clone(), p2).unwrap_err().to_string().contains("not rooted"));
+    let mut d2 = d.clone();
+    d2[7] += 1;
+    assert!(adopt(d2, p.clone()).is_err(), "inconsistent distance");
+    let mut d3 = d.clone();
+    d3[35] = dyng::DISTANCE_INF;
+    let mut p3 = p.clone();
+    p3[35] = -1;
+    assert!(adopt(d3, p3).unwrap_err().to_string().contains("not a shortest-path tree"));
+    let mut p4 = p.clone();
+    p4[1] = 2;
+    p4[2] = 1;
+    assert!(adopt(d.clone(), p4).unwrap_err().to_string().contains("cycle"));
+    assert!(adopt(d[..5].to_vec(), p.clone()).is_err());
+}
+
+#[test]
+fn pool_steady_state_allocates_nothing() {
+    let res = Resources::parallel(2).unwrap();
+    let mut g = grid_graph(40, 3);
+    let mut m = MospResult::compute(&res, &g, 0, &MospOptions::default()).unwrap();
+    let mut s = SsspResult::compute(&res, &g, 17, 1, &SsspOptions::default()).unwrap();
+    let first = some_batch(&g, 0);
+    dyng::update(&res, &mut g, &first.view(), &mut [(&mut m).into(), (&mut s).into()]).unwrap();
+    let counters = res.workspaces().counters();
+    let bytes = res.workspace_bytes();
+    assert!(bytes > 0);
+    for i in 1..20 {
+        let b = some_batch(&g, i);
+        dyng::update(&res, &mut g, &b.view(), &mut [(&mut m).into(), (&mut s).into()]).unwrap();
+    }
+    let after = res.workspaces().counters();
+    assert_eq!(after.created, counters.created, "no new workspace in steady state");
+    assert_eq!(after.grown, counters.grown, "no workspace growth in steady state");
+    assert!(after.reused > counters.reused);
+    assert_eq!(res.workspace_bytes(), bytes);
+    // One SSSP workspace serves every objective and result of a call, plus the combine scratch.
+    assert_eq!(res.workspaces().idle_count(), 2);
+}
+
+#[test]
+fn clones_share_the_pool_and_release_frees() {
+    let res = Resources::sequential();
+    let clone = res.clone();
+    let g = grid_graph(10, 1);
+    SsspResult::compute(&clone, &g, 0, 0, &SsspOptions::default()).unwrap();
+    assert_eq!(res.workspace_bytes(), 100 * Workspace::BYTES_PER_VERTEX);
+    res.release_workspaces();
+    assert_eq!(clone.workspace_bytes(), 0);
+}
+
+#[test]
+fn failed_runs_discard_their_workspace() {
+    let res = Resources::sequential();
+    let g = grid_graph(8, 1);
+    let n = g.n();
+    SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
+    let c0 = res.workspaces().counters();
+    // A parent cycle found by the invalidation walk: the run fails after leasing.
+    let mut dist = vec![1i64; n];
+    dist[0] = 0;
+    let mut parent: Vec<i32> = (0..n as i32).map(|v| if v == 0 { -1 } else { v ^ 1 }).collect();
+    parent[1] = 0;
+    let e = dyng::sosp_update_arrays(&res, g.csr(), 0, &[0], &[1], &[], 0, 10, 20, &mut dist, &mut parent);
+    assert!(e.unwrap_err().to_string().contains("parent cycle"));
+    let c1 = res.workspaces().counters();
+    assert_eq!(c1.discarded, c0.discarded + 1);
+    assert_eq!(res.workspaces().idle_count(), 0);
+    SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
+    assert_eq!(res.workspaces().counters().created, c1.created + 1, "a fresh workspace after a discard");
+}
+
+#[test]
+fn concurrent_runs_lease_distinct_workspaces() {
+    let res = Resources::parallel(2).unwrap();
+    let g = grid_graph(60, 1);
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let (res, g) = (res.clone(), &g);
+            s.spawn(move || {
+                for _ in 0..5 {
+                    let r = SsspResult::compute(&res, g, t * 10, 0, &SsspOptions::default()).unwrap();
+                    let (d, p) = dyng::graph::dijkstra::dijkstra(g.csr(), 0, t * 10);
+                    assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]));
+                }
+            });
+        }
+    });
+    assert!(res.workspaces().counters().created >= 1);
+    assert!(res.workspaces().idle_count() <= 4);
+}
+
+#[test]
+fn workspace_is_38_bytes_per_vertex_and_reported() {
+    assert_eq!(Workspace::BYTES_PER_VERTEX, 38);
+    let res = Resources::sequential();
+    let g = grid_graph(30, 2);
+    let s = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
+    assert_eq!(res.workspace_bytes(), 38 * g.n());
+    assert_eq!(s.bytes(), 12 * g.n());
+}
+
+#[test]
+fn snapshots_do_not_change_when_the_result_is_updated() {
+    let res = Resources::sequential();
+    let mut g = grid_graph(15, 1);
+    let mut r = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
+    let view = r.distances_snapshot();
+    let copy = view.to_vec();
+    let mut b = Batch::new(1);
+    b.delete(0, 1);
+    b.delete(0, 15);
+    dyng::update(&res, &mut g, &b.view(), &mut [ResultMut::from(&mut r)]).unwrap();
+    assert_eq!(*view, copy);
+    assert_ne!(r.distances(), &copy[..]);
+}

@@ -1,0 +1,131 @@
+//! Shared helpers of the integration tests: locating and reading golden-corpus cases.
+#![allow(dead_code)]
+
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// One case of the golden corpus.
+#[derive(Debug, Clone)]
+pub struct Case {
+    pub dir: PathBuf,
+    pub name: String,
+    pub k: Option<usize>,
+    pub source: usize,
+    pub pref: Vec<u32>,
+    pub canonicalize: bool,
+    pub graph: PathBuf,
+    pub changes: PathBuf,
+    pub init: PathBuf,
+}
+
+impl Case {
+    pub fn is_error(&self) -> bool {
+        self.dir.join("expected/error.txt").exists()
+    }
+
+    /// (relative path, sha256) of every expected output file.
+    pub fn expected_sums(&self) -> Vec<(String, String)> {
+        let text = std::fs::read_to_string(self.dir.join("expected/SHA256SUMS")).expect("SHA256SUMS");
+        text.lines()
+            .map(|l| {
+                let (d, p) = l.split_once("  ").expect("sha256sum line");
+                (p.to_string(), d.to_string())
+            })
+            .collect()
+    }
+
+    pub fn expected_stats(&self) -> BTreeMap<String, String> {
+        read_kv(&self.dir.join("expected/stats.txt"))
+    }
+}
+
+pub fn read_kv(path: &Path) -> BTreeMap<String, String> {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The copy of the full-output groups that travels with the project.
+pub fn local_golden() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+/// The complete corpus (with the large digest-only groups), if present: `$DYNG_GOLDEN_DIR`, or
+/// `../shared/golden` beside the project.
+pub fn shared_golden() -> Option<PathBuf> {
+    let candidates = [
+        std::env::var_os("DYNG_GOLDEN_DIR").map(PathBuf::from),
+        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/golden")),
+    ];
+    candidates.into_iter().flatten().find(|p| p.join("MANIFEST.tsv").exists())
+}
+
+/// Every case folder (holding cmd.txt) under `group`, sorted.
+pub fn cases(group: &Path) -> Vec<Case> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(group)
+        .unwrap_or_else(|e| panic!("{}: {e}", group.display()))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("cmd.txt").exists())
+        .collect();
+    dirs.sort();
+    dirs.into_iter().map(|d| parse_case(&d)).collect()
+}
+
+fn parse_case(dir: &Path) -> Case {
+    let cmd = std::fs::read_to_string(dir.join("cmd.txt")).expect("cmd.txt");
+    let kv: BTreeMap<&str, &str> = cmd.split_whitespace().filter_map(|t| t.split_once('=')).collect();
+    let group = dir.parent().and_then(|p| p.file_name()).unwrap_or_default().to_string_lossy();
+    Case {
+        dir: dir.to_path_buf(),
+        name: format!("{group}/{}", dir.file_name().unwrap_or_default().to_string_lossy()),
+        k: kv["k"].parse().ok(),
+        source: kv["source"].parse().expect("source"),
+        pref: kv["pref"].split(',').map(|p| p.parse().expect("pref")).collect(),
+        canonicalize: kv["canonicalize"] == "yes",
+        graph: dir.join(kv["graph"]),
+        changes: dir.join(kv["changes"]),
+        init: dir.join(kv["init"]),
+    }
+}
+
+/// A copy of `group` with every `*.gz` file decompressed (the `special` group), in a temp dir.
+pub fn decompressed_copy(group: &Path, tag: &str) -> PathBuf {
+    let dst = std::env::temp_dir().join(format!("dyng-golden-{tag}-{}", std::process::id()));
+    copy_tree(group, &dst);
+    dst
+}
+
+fn copy_tree(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).expect("mkdir");
+    for e in std::fs::read_dir(src).expect("read_dir").flatten() {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().to_string();
+        if p.is_dir() {
+            copy_tree(&p, &dst.join(&name));
+        } else if let Some(stem) = name.strip_suffix(".gz") {
+            let mut out = Vec::new();
+            let f = std::fs::File::open(&p).expect("open gz");
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(f), &mut out).expect("gunzip");
+            std::fs::write(dst.join(stem), out).expect("write");
+        } else {
+            std::fs::copy(&p, dst.join(&name)).expect("copy");
+        }
+    }
+}
+
+/// The engines every replay runs on: sequential, and parallel on 1, 2 and 4 threads.
+pub fn engines() -> Vec<(String, dyng::Resources)> {
+    let mut v = vec![("sequential".to_string(), dyng::Resources::sequential())];
+    for t in [1, 2, 4] {
+        v.push((format!("parallel-{t}"), dyng::Resources::parallel(t).expect("thread pool")));
+    }
+    v
+}
