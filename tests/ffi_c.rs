@@ -12,8 +12,8 @@ fn c_harness_passes() {
         return;
     }
     let root = root();
-    let lib = lib_dir();
     let dir = scratch("harness");
+    let lib = stage_shared_lib(&dir);
     let exe = dir.join("harness");
     run(
         compiler(false)

@@ -23,6 +23,22 @@ pub fn lib_dir() -> PathBuf {
     deps
 }
 
+/// Lays out `libdyng.so` of this build in `dir` the way an install does (`libdyng.so.0.1`, the
+/// SONAME the linker records, plus the `libdyng.so` link) and returns `dir`.
+pub fn stage_shared_lib(dir: &Path) -> PathBuf {
+    let soname = format!(
+        "libdyng.so.{}.{}",
+        env!("CARGO_PKG_VERSION_MAJOR"),
+        env!("CARGO_PKG_VERSION_MINOR")
+    );
+    let lib = dir.join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    std::fs::copy(lib_dir().join("libdyng.so"), lib.join(&soname)).expect("copy libdyng.so");
+    let _ = std::fs::remove_file(lib.join("libdyng.so"));
+    std::os::unix::fs::symlink(&soname, lib.join("libdyng.so")).expect("symlink libdyng.so");
+    lib
+}
+
 /// The host triple as the `cc` crate wants it (tests run on the host).
 fn host_triple() -> String {
     format!("{}-unknown-{}-gnu", std::env::consts::ARCH, std::env::consts::OS)
