@@ -29,7 +29,10 @@ fn c_harness_passes() {
     );
     let files = dir.join("files");
     std::fs::create_dir_all(&files).unwrap();
-    let out = run(std::process::Command::new(&exe).arg(&files), "running the C harness");
+    let out = run(
+        std::process::Command::new(&exe).arg(&files),
+        "running the C harness",
+    );
     println!("{out}");
     assert!(out.contains(", 0 failed"), "{out}");
     let _ = std::fs::remove_dir_all(&dir);

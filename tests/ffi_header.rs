@@ -79,5 +79,8 @@ fn header_compiles_as_cpp17() {
 fn cmake_package_version_matches_the_crate() {
     let text = std::fs::read_to_string(root().join("cmake/dyngConfigVersion.cmake")).unwrap();
     let want = format!("set(PACKAGE_VERSION \"{}\")", env!("CARGO_PKG_VERSION"));
-    assert!(text.contains(&want), "cmake/dyngConfigVersion.cmake lacks `{want}`");
+    assert!(
+        text.contains(&want),
+        "cmake/dyngConfigVersion.cmake lacks `{want}`"
+    );
 }

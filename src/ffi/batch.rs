@@ -4,7 +4,9 @@
 //! view is the graph's K, which is how insertions' weight arrays are sized. A batch buffer owns a
 //! [`Batch`] read from a MOSP batch folder and lends it out as a `dyng_batch_t`.
 
-use super::boundary::{guard, non_null, read_versioned, slice, write_versioned, FfiResult, Versioned};
+use super::boundary::{
+    guard, non_null, read_versioned, slice, write_versioned, FfiResult, Versioned,
+};
 use super::consts::*;
 use super::graph::{dyng_graph_t, graph, path_arg};
 use super::handle::{self, impl_handle};
@@ -63,11 +65,18 @@ impl_handle!(dyng_batch_buffer_t => Batch, 0xD1A6_0003_BA7C_0C35);
 ///
 /// # Safety
 /// `b` must be non-NULL and readable, its arrays holding the documented counts for `'a`.
-pub(crate) unsafe fn batch_view<'a>(b: *const dyng_batch_t, k: usize, func: &str) -> FfiResult<BatchView<'a>> {
+pub(crate) unsafe fn batch_view<'a>(
+    b: *const dyng_batch_t,
+    k: usize,
+    func: &str,
+) -> FfiResult<BatchView<'a>> {
     // SAFETY: caller contract (non-NULL; NULL would mean "defaults", which callers exclude).
     let d = unsafe { read_versioned(b, func)? };
     let wlen = d.num_insertions.checked_mul(k).ok_or_else(|| {
-        super::boundary::invalid(format!("dyng: {func}: {} insertions x K overflows", d.num_insertions))
+        super::boundary::invalid(format!(
+            "dyng: {func}: {} insertions x K overflows",
+            d.num_insertions
+        ))
     })?;
     // SAFETY: caller contract: the documented counts are readable.
     unsafe {
@@ -114,7 +123,10 @@ pub unsafe extern "C" fn dyng_batch_read(
 /// # Safety
 /// `b` is NULL or a dyng handle; `out` is NULL or a writable struct of `out->struct_size` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn dyng_batch_buffer_get(b: *const dyng_batch_buffer_t, out: *mut dyng_batch_t) -> dyng_status_t {
+pub unsafe extern "C" fn dyng_batch_buffer_get(
+    b: *const dyng_batch_buffer_t,
+    out: *mut dyng_batch_t,
+) -> dyng_status_t {
     const F: &str = "dyng_batch_buffer_get";
     guard(F, || {
         // SAFETY: caller contract for every pointer below.
@@ -145,5 +157,7 @@ pub unsafe extern "C" fn dyng_batch_buffer_get(b: *const dyng_batch_buffer_t, ou
 #[no_mangle]
 pub unsafe extern "C" fn dyng_batch_buffer_free(b: *mut dyng_batch_buffer_t) {
     // SAFETY: forwarded contract.
-    guard("dyng_batch_buffer_free", || unsafe { handle::free(b, "dyng_batch_buffer_free") });
+    guard("dyng_batch_buffer_free", || unsafe {
+        handle::free(b, "dyng_batch_buffer_free")
+    });
 }

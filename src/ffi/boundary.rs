@@ -158,7 +158,9 @@ fn catch<T>(name: &str, body: impl FnOnce() -> FfiResult<T>) -> Result<T, dyng_s
 /// Checks that pointer argument `arg` of `func` is not NULL.
 pub(crate) fn non_null<T>(p: *const T, func: &str, arg: &str) -> FfiResult<()> {
     if p.is_null() {
-        Err(Fail::Null(format!("dyng: {func}: argument `{arg}` is NULL")))
+        Err(Fail::Null(format!(
+            "dyng: {func}: argument `{arg}` is NULL"
+        )))
     } else {
         Ok(())
     }
@@ -168,7 +170,12 @@ pub(crate) fn non_null<T>(p: *const T, func: &str, arg: &str) -> FfiResult<()> {
 ///
 /// # Safety
 /// When non-NULL, `p` must point to `len` readable, initialised elements that outlive `'a`.
-pub(crate) unsafe fn slice<'a, T>(p: *const T, len: usize, func: &str, arg: &str) -> FfiResult<&'a [T]> {
+pub(crate) unsafe fn slice<'a, T>(
+    p: *const T,
+    len: usize,
+    func: &str,
+    arg: &str,
+) -> FfiResult<&'a [T]> {
     if len == 0 {
         return Ok(&[]);
     }
@@ -181,7 +188,12 @@ pub(crate) unsafe fn slice<'a, T>(p: *const T, len: usize, func: &str, arg: &str
 ///
 /// # Safety
 /// When non-NULL, `p` must point to `len` writable elements, not aliased during `'a`.
-pub(crate) unsafe fn slice_mut<'a, T>(p: *mut T, len: usize, func: &str, arg: &str) -> FfiResult<&'a mut [T]> {
+pub(crate) unsafe fn slice_mut<'a, T>(
+    p: *mut T,
+    len: usize,
+    func: &str,
+    arg: &str,
+) -> FfiResult<&'a mut [T]> {
     if len == 0 {
         return Ok(&mut []);
     }

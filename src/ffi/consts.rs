@@ -103,9 +103,18 @@ pub const DYNG_DISTANCE_INF: i64 = i64::MAX / 4;
 mod tests {
     #[test]
     fn version_macros_match_the_crate() {
-        assert_eq!(super::DYNG_VERSION_MAJOR.to_string(), env!("CARGO_PKG_VERSION_MAJOR"));
-        assert_eq!(super::DYNG_VERSION_MINOR.to_string(), env!("CARGO_PKG_VERSION_MINOR"));
-        assert_eq!(super::DYNG_VERSION_PATCH.to_string(), env!("CARGO_PKG_VERSION_PATCH"));
+        assert_eq!(
+            super::DYNG_VERSION_MAJOR.to_string(),
+            env!("CARGO_PKG_VERSION_MAJOR")
+        );
+        assert_eq!(
+            super::DYNG_VERSION_MINOR.to_string(),
+            env!("CARGO_PKG_VERSION_MINOR")
+        );
+        assert_eq!(
+            super::DYNG_VERSION_PATCH.to_string(),
+            env!("CARGO_PKG_VERSION_PATCH")
+        );
         assert_eq!(super::DYNG_DISTANCE_INF, crate::DISTANCE_INF);
     }
 }

@@ -5,8 +5,8 @@
 //! offending entry. File formats are those of `crate::io`.
 
 use super::boundary::{
-    guard, index, invalid, non_null, output_size, read_versioned, slice, slice_mut, write_versioned,
-    FfiResult, Versioned,
+    guard, index, invalid, non_null, output_size, read_versioned, slice, slice_mut,
+    write_versioned, FfiResult, Versioned,
 };
 use super::consts::*;
 use super::handle::{self, impl_handle};
@@ -159,14 +159,12 @@ fn objectives(k: u32) -> usize {
 /// The descriptor's pointers must hold the documented counts of readable elements.
 pub(crate) unsafe fn csr_from_desc(d: &dyng_csr_t, func: &str) -> FfiResult<Csr> {
     let k = objectives(d.k);
-    let wlen = d
-        .m
-        .checked_mul(k)
-        .ok_or_else(|| invalid(format!("dyng: {func}: m x K = {} x {k} overflows", d.m)))?;
-    let rows = d
-        .n
-        .checked_add(1)
-        .ok_or_else(|| invalid(format!("dyng: {func}: n = {} is too large", d.n)))?;
+    let wlen =
+        d.m.checked_mul(k)
+            .ok_or_else(|| invalid(format!("dyng: {func}: m x K = {} x {k} overflows", d.m)))?;
+    let rows =
+        d.n.checked_add(1)
+            .ok_or_else(|| invalid(format!("dyng: {func}: n = {} is too large", d.n)))?;
     // SAFETY: the caller guarantees the documented counts.
     let (row_ptr, col_ind, weights) = unsafe {
         (
@@ -276,7 +274,12 @@ pub(crate) unsafe fn path_arg(p: *const c_char, func: &str, arg: &str) -> FfiRes
 ///
 /// # Safety
 /// `opt.more_paths` holds `opt.num_more_paths` NUL-terminated strings.
-unsafe fn read_text(path: &Path, format: u32, opt: &dyng_read_options_t, func: &str) -> FfiResult<CsrText> {
+unsafe fn read_text(
+    path: &Path,
+    format: u32,
+    opt: &dyng_read_options_t,
+    func: &str,
+) -> FfiResult<CsrText> {
     match format {
         DYNG_FORMAT_CSR_TEXT => {
             let mut t = io::csr_text::read_csr_triplet(path)?;
@@ -296,7 +299,8 @@ unsafe fn read_text(path: &Path, format: u32, opt: &dyng_read_options_t, func: &
         .0),
         DYNG_FORMAT_DIMACS => {
             // SAFETY: caller contract.
-            let more = unsafe { slice(opt.more_paths, opt.num_more_paths, func, "opt->more_paths")? };
+            let more =
+                unsafe { slice(opt.more_paths, opt.num_more_paths, func, "opt->more_paths")? };
             let mut paths = vec![path.to_path_buf()];
             for (i, &p) in more.iter().enumerate() {
                 // SAFETY: caller contract.
@@ -336,7 +340,14 @@ pub unsafe extern "C" fn dyng_graph_read(
             let opt = read_versioned(opt, F)?;
             non_null(out, F, "out")?;
             let t = read_text(&path, format, &opt, F)?;
-            let csr = Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor)?;
+            let csr = Csr::from_arrays(
+                t.n,
+                t.k,
+                t.row_ptr,
+                t.col_ind,
+                &t.weights,
+                WeightLayout::EdgeMajor,
+            )?;
             emit(out, csr);
         }
         Ok(())
@@ -349,7 +360,10 @@ pub unsafe extern "C" fn dyng_graph_read(
 /// # Safety
 /// `g` is NULL or a dyng handle; `out` is NULL or a writable struct of `out->struct_size` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn dyng_graph_info(g: *const dyng_graph_t, out: *mut dyng_graph_info_t) -> dyng_status_t {
+pub unsafe extern "C" fn dyng_graph_info(
+    g: *const dyng_graph_t,
+    out: *mut dyng_graph_info_t,
+) -> dyng_status_t {
     const F: &str = "dyng_graph_info";
     guard(F, || {
         // SAFETY: caller contract for every pointer below.
@@ -391,7 +405,11 @@ pub unsafe extern "C" fn dyng_graph_copy_csr(
         unsafe {
             resources(res, F)?;
             let csr = graph(g, F)?.csr();
-            for (dst, src) in [(row_ptr, csr.row_ptr()), (col_ind, csr.col_ind()), (weights, csr.weights())] {
+            for (dst, src) in [
+                (row_ptr, csr.row_ptr()),
+                (col_ind, csr.col_ind()),
+                (weights, csr.weights()),
+            ] {
                 if !dst.is_null() {
                     slice_mut(dst, src.len(), F, "output")?.copy_from_slice(src);
                 }
@@ -409,14 +427,18 @@ pub unsafe extern "C" fn dyng_graph_copy_csr(
 #[no_mangle]
 pub unsafe extern "C" fn dyng_graph_free(g: *mut dyng_graph_t) {
     // SAFETY: forwarded contract.
-    guard("dyng_graph_free", || unsafe { handle::free(g, "dyng_graph_free") });
+    guard("dyng_graph_free", || unsafe {
+        handle::free(g, "dyng_graph_free")
+    });
 }
 
 /// Checks that vertex `v` (a C `int32_t`) lies in `[0, n)` and returns it as an index.
 pub(crate) fn vertex(v: i32, n: usize, what: &str, func: &str) -> FfiResult<usize> {
     let i = index(v, &format!("{func}: {what}"))?;
     if i >= n {
-        return Err(invalid(format!("dyng: {func}: {what} {v} is outside [0, n = {n})")));
+        return Err(invalid(format!(
+            "dyng: {func}: {what} {v} is outside [0, n = {n})"
+        )));
     }
     Ok(i)
 }

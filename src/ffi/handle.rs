@@ -69,7 +69,11 @@ unsafe fn check_tag<H: Handle>(p: *const H, func: &str, arg: &str) -> FfiResult<
 /// # Safety
 /// `p` must be NULL or a pointer returned by dyng (of any handle type) that nobody mutates during
 /// `'a`.
-pub(crate) unsafe fn get<'a, H: Handle>(p: *const H, func: &str, arg: &str) -> FfiResult<&'a H::Inner> {
+pub(crate) unsafe fn get<'a, H: Handle>(
+    p: *const H,
+    func: &str,
+    arg: &str,
+) -> FfiResult<&'a H::Inner> {
     non_null(p, func, arg)?;
     // SAFETY: non-NULL dyng handle (function contract).
     unsafe { check_tag(p, func, arg)? };
@@ -85,7 +89,11 @@ pub(crate) unsafe fn get<'a, H: Handle>(p: *const H, func: &str, arg: &str) -> F
 ///
 /// # Safety
 /// As [`get`], and nobody else uses the handle during `'a`.
-pub(crate) unsafe fn get_mut<'a, H: Handle>(p: *mut H, func: &str, arg: &str) -> FfiResult<&'a mut H::Inner> {
+pub(crate) unsafe fn get_mut<'a, H: Handle>(
+    p: *mut H,
+    func: &str,
+    arg: &str,
+) -> FfiResult<&'a mut H::Inner> {
     non_null(p, func, arg)?;
     // SAFETY: non-NULL dyng handle (function contract).
     unsafe { check_tag(p, func, arg)? };

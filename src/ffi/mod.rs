@@ -8,8 +8,8 @@
 #![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc)] // every function's `# Safety` section is in its doc comment
 
-pub(crate) mod boundary;
 pub mod batch;
+pub(crate) mod boundary;
 pub mod consts;
 pub mod graph;
 pub(crate) mod handle;

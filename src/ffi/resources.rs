@@ -122,7 +122,10 @@ fn build(opt: &dyng_resources_options_t) -> FfiResult<ResourcesHandle> {
 ///
 /// # Safety
 /// `res` must be NULL or a dyng handle.
-pub(crate) unsafe fn resources<'a>(res: *const dyng_resources_t, func: &str) -> FfiResult<&'a Resources> {
+pub(crate) unsafe fn resources<'a>(
+    res: *const dyng_resources_t,
+    func: &str,
+) -> FfiResult<&'a Resources> {
     // SAFETY: forwarded contract.
     Ok(&unsafe { handle::get(res, func, "res") }?.res)
 }
@@ -187,7 +190,9 @@ pub unsafe extern "C" fn dyng_resources_clone(
 #[no_mangle]
 pub unsafe extern "C" fn dyng_resources_free(res: *mut dyng_resources_t) {
     // SAFETY: forwarded contract.
-    guard("dyng_resources_free", || unsafe { handle::free(res, "dyng_resources_free") });
+    guard("dyng_resources_free", || unsafe {
+        handle::free(res, "dyng_resources_free")
+    });
 }
 
 /// Frees the idle workspaces of the pool shared by `res` and its clones. Thread safety:
@@ -209,7 +214,10 @@ pub unsafe extern "C" fn dyng_release_workspaces(res: *const dyng_resources_t) -
 /// # Safety
 /// `res` is NULL or a dyng handle; `out` is a writable pointer.
 #[no_mangle]
-pub unsafe extern "C" fn dyng_workspace_bytes(res: *const dyng_resources_t, out: *mut usize) -> dyng_status_t {
+pub unsafe extern "C" fn dyng_workspace_bytes(
+    res: *const dyng_resources_t,
+    out: *mut usize,
+) -> dyng_status_t {
     guard("dyng_workspace_bytes", || {
         // SAFETY: forwarded contract.
         let r = unsafe { resources(res, "dyng_workspace_bytes")? };
@@ -239,6 +247,9 @@ pub unsafe extern "C" fn dyng_resources_warm_up(res: *const dyng_resources_t) ->
 #[no_mangle]
 pub extern "C" fn dyng_backend_available(backend: u32) -> bool {
     guard_or("dyng_backend_available", false, || {
-        Ok(backend_available(backend_from(backend, "dyng_backend_available")?))
+        Ok(backend_available(backend_from(
+            backend,
+            "dyng_backend_available",
+        )?))
     })
 }

@@ -182,7 +182,9 @@ fn positive_delta(delta: i64, func: &str) -> FfiResult<Option<i64>> {
     match delta {
         0 => Ok(None),
         d if d > 0 => Ok(Some(d)),
-        d => Err(invalid(format!("dyng: {func}: delta = {d} must be > 0 (or 0 for the default)"))),
+        d => Err(invalid(format!(
+            "dyng: {func}: delta = {d} must be > 0 (or 0 for the default)"
+        ))),
     }
 }
 
@@ -267,7 +269,10 @@ pub unsafe extern "C" fn dyng_sssp_compute(
             let sopt = SsspOptions {
                 delta: positive_delta(opt.delta, F)?,
             };
-            emit(out, AnyResult::Sssp(SsspResult::compute(r, g, source, objective, &sopt)?));
+            emit(
+                out,
+                AnyResult::Sssp(SsspResult::compute(r, g, source, objective, &sopt)?),
+            );
         }
         Ok(())
     })
@@ -308,7 +313,10 @@ pub unsafe extern "C" fn dyng_mosp_compute(
                 preferences: prefs.to_vec(),
                 delta: positive_delta(opt.delta, F)?,
             };
-            emit(out, AnyResult::Mosp(MospResult::compute(r, g, source, &mopt)?));
+            emit(
+                out,
+                AnyResult::Mosp(MospResult::compute(r, g, source, &mopt)?),
+            );
         }
         Ok(())
     })
@@ -346,7 +354,15 @@ pub unsafe extern "C" fn dyng_sssp_from_arrays(
             let objective = objective_index(objective, g, F)?;
             let dist = slice(dist, g.n(), F, "dist")?.to_vec();
             let parent = slice(parent, g.n(), F, "parent")?.to_vec();
-            let r = SsspResult::from_arrays(g, source, objective, dist, parent, canonicalize, &SsspOptions::default())?;
+            let r = SsspResult::from_arrays(
+                g,
+                source,
+                objective,
+                dist,
+                parent,
+                canonicalize,
+                &SsspOptions::default(),
+            )?;
             emit(out, AnyResult::Sssp(r));
         }
         Ok(())
@@ -357,7 +373,11 @@ pub unsafe extern "C" fn dyng_sssp_from_arrays(
 ///
 /// # Safety
 /// `results` holds `count` readable pointers, each NULL or a dyng handle nobody else uses.
-unsafe fn results_mut<'a>(results: *const *mut dyng_result_t, count: usize, func: &str) -> FfiResult<Vec<&'a mut ResultHandle>> {
+unsafe fn results_mut<'a>(
+    results: *const *mut dyng_result_t,
+    count: usize,
+    func: &str,
+) -> FfiResult<Vec<&'a mut ResultHandle>> {
     // SAFETY: caller contract.
     let ptrs = unsafe { slice(results, count, func, "results")? };
     for (i, p) in ptrs.iter().enumerate() {
@@ -429,7 +449,11 @@ pub unsafe extern "C" fn dyng_update(
 ///
 /// # Safety
 /// `stats` is NULL or holds `count` entries of its first entry's `struct_size` bytes.
-unsafe fn stats_stride(stats: *mut dyng_update_stats_t, count: usize, func: &str) -> FfiResult<usize> {
+unsafe fn stats_stride(
+    stats: *mut dyng_update_stats_t,
+    count: usize,
+    func: &str,
+) -> FfiResult<usize> {
     if stats.is_null() || count == 0 {
         return Ok(0);
     }
@@ -451,7 +475,10 @@ unsafe fn stats_stride(stats: *mut dyng_update_stats_t, count: usize, func: &str
 ///
 /// # Safety
 /// `r` is NULL or a dyng handle nobody mutates during `'a`.
-pub(crate) unsafe fn result<'a>(r: *const dyng_result_t, func: &str) -> FfiResult<&'a ResultHandle> {
+pub(crate) unsafe fn result<'a>(
+    r: *const dyng_result_t,
+    func: &str,
+) -> FfiResult<&'a ResultHandle> {
     // SAFETY: forwarded contract.
     unsafe { handle::get(r, func, "r") }
 }
@@ -462,7 +489,10 @@ pub(crate) unsafe fn result<'a>(r: *const dyng_result_t, func: &str) -> FfiResul
 /// # Safety
 /// `r` is NULL or a dyng handle; `out` is NULL or a writable struct of `out->struct_size` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn dyng_result_info(r: *const dyng_result_t, out: *mut dyng_result_info_t) -> dyng_status_t {
+pub unsafe extern "C" fn dyng_result_info(
+    r: *const dyng_result_t,
+    out: *mut dyng_result_info_t,
+) -> dyng_status_t {
     const F: &str = "dyng_result_info";
     guard(F, || {
         // SAFETY: caller contract for every pointer below.
@@ -566,5 +596,7 @@ pub unsafe extern "C" fn dyng_result_path(
 #[no_mangle]
 pub unsafe extern "C" fn dyng_result_free(r: *mut dyng_result_t) {
     // SAFETY: forwarded contract.
-    guard("dyng_result_free", || unsafe { handle::free(r, "dyng_result_free") });
+    guard("dyng_result_free", || unsafe {
+        handle::free(r, "dyng_result_free")
+    });
 }

@@ -45,7 +45,11 @@ pub unsafe extern "C" fn dyng_sosp_update_arrays(
         // SAFETY: caller contract for every pointer below.
         unsafe {
             let r = resources(res, F)?;
-            non_null(updated_graph_one_objective, F, "updated_graph_one_objective")?;
+            non_null(
+                updated_graph_one_objective,
+                F,
+                "updated_graph_one_objective",
+            )?;
             non_null(dist, F, "dist")?;
             non_null(parent, F, "parent")?;
             let desc = &*updated_graph_one_objective;
@@ -61,12 +65,32 @@ pub unsafe extern "C" fn dyng_sosp_update_arrays(
             let from = slice(changed_src, num_changed, F, "changed_src")?;
             let to = slice(changed_dst, num_changed, F, "changed_dst")?;
             let heads = slice(insert_heads, num_heads, F, "insert_heads")?;
-            let stats_size = if stats.is_null() { 0 } else { output_size(stats, F)? };
+            let stats_size = if stats.is_null() {
+                0
+            } else {
+                output_size(stats, F)?
+            };
             let dist = slice_mut(dist, n, F, "dist")?;
             let parent = slice_mut(parent, n, F, "parent")?;
-            let delta = if delta > 0 { delta } else { default_delta(g.m(), n, g.weight_sum(0)) };
+            let delta = if delta > 0 {
+                delta
+            } else {
+                default_delta(g.m(), n, g.weight_sum(0))
+            };
             let (mut d, mut p) = (dist.to_vec(), parent.to_vec());
-            let s = sosp_update_arrays(r, &g, 0, from, to, heads, source, delta, max_weight as i64, &mut d, &mut p)?;
+            let s = sosp_update_arrays(
+                r,
+                &g,
+                0,
+                from,
+                to,
+                heads,
+                source,
+                delta,
+                max_weight as i64,
+                &mut d,
+                &mut p,
+            )?;
             dist.copy_from_slice(&d);
             parent.copy_from_slice(&p);
             if stats_size > 0 {

@@ -31,7 +31,9 @@ fn snapshot(h: &ResultHandle, array: u32, k: u32, func: &str) -> FfiResult<Snaps
     let ku = k as usize;
     let need_zero = |what: &str| -> FfiResult<()> {
         if k != 0 {
-            return Err(invalid(format!("dyng: {func}: {what} has no objective index; pass k = 0 (got {k})")));
+            return Err(invalid(format!(
+                "dyng: {func}: {what} has no objective index; pass k = 0 (got {k})"
+            )));
         }
         Ok(())
     };
@@ -51,7 +53,10 @@ fn snapshot(h: &ResultHandle, array: u32, k: u32, func: &str) -> FfiResult<Snaps
         }
         (AnyResult::Mosp(m), DYNG_ARRAY_DISTANCES | DYNG_ARRAY_PARENTS) => {
             if ku >= m.k() {
-                return Err(invalid(format!("dyng: {func}: k = {k} is outside [0, K = {})", m.k())));
+                return Err(invalid(format!(
+                    "dyng: {func}: k = {k} is outside [0, K = {})",
+                    m.k()
+                )));
             }
             let t = m.tree(ku);
             Ok(if array == DYNG_ARRAY_DISTANCES {
@@ -72,9 +77,12 @@ fn snapshot(h: &ResultHandle, array: u32, k: u32, func: &str) -> FfiResult<Snaps
             need_zero("DYNG_ARRAY_PATH_COSTS")?;
             Ok(Snapshot::I64(m.path_costs_snapshot()))
         }
-        (AnyResult::Sssp(_), DYNG_ARRAY_COMBINED_DISTANCES | DYNG_ARRAY_COMBINED_PARENTS | DYNG_ARRAY_PATH_COSTS) => {
-            Err(invalid(format!("dyng: {func}: array {array} exists only in MOSP results")))
-        }
+        (
+            AnyResult::Sssp(_),
+            DYNG_ARRAY_COMBINED_DISTANCES | DYNG_ARRAY_COMBINED_PARENTS | DYNG_ARRAY_PATH_COSTS,
+        ) => Err(invalid(format!(
+            "dyng: {func}: array {array} exists only in MOSP results"
+        ))),
         (_, a) => Err(invalid(format!(
             "dyng: {func}: array = {a} is not a DYNG_ARRAY_* value (0..4)"
         ))),
@@ -149,7 +157,9 @@ pub unsafe extern "C" fn dyng_view_data(
 #[no_mangle]
 pub unsafe extern "C" fn dyng_view_release(v: *mut dyng_view_t) {
     // SAFETY: forwarded contract.
-    guard("dyng_view_release", || unsafe { handle::free(v, "dyng_view_release") });
+    guard("dyng_view_release", || unsafe {
+        handle::free(v, "dyng_view_release")
+    });
 }
 
 /// Copies `array` (as in `dyng_result_view`) into `out`, which holds exactly `len` elements of the

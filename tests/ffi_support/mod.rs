@@ -14,7 +14,10 @@ pub fn root() -> PathBuf {
 /// next to the test executable).
 pub fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("the test knows its own path");
-    let deps = exe.parent().expect("test executables live in target/<profile>/deps").to_path_buf();
+    let deps = exe
+        .parent()
+        .expect("test executables live in target/<profile>/deps")
+        .to_path_buf();
     assert!(
         deps.join("libdyng.so").exists() || deps.join("libdyng.a").exists(),
         "libdyng not found in {}",
@@ -41,7 +44,11 @@ pub fn stage_shared_lib(dir: &Path) -> PathBuf {
 
 /// The host triple as the `cc` crate wants it (tests run on the host).
 fn host_triple() -> String {
-    format!("{}-unknown-{}-gnu", std::env::consts::ARCH, std::env::consts::OS)
+    format!(
+        "{}-unknown-{}-gnu",
+        std::env::consts::ARCH,
+        std::env::consts::OS
+    )
 }
 
 /// A C (or, with `cpp`, C++) compiler command configured by the `cc` crate.
@@ -68,10 +75,16 @@ pub fn scratch(name: &str) -> PathBuf {
 
 /// Runs `cmd`, panicking with its output when it fails; returns stdout.
 pub fn run(cmd: &mut Command, what: &str) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{what} failed ({}):\n{stdout}\n{stderr}", out.status);
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
     stdout
 }
 
