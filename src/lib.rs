@@ -19,6 +19,7 @@ pub use graph::{apply_batch, Batch, BatchView, Csr, Graph, WeightLayout};
 pub const DISTANCE_INF: i64 = i64::MAX / 4;
 
 pub mod mosp;
+pub mod cuda;
 pub mod resources;
 pub mod sssp;
 pub mod update;

@@ -5,6 +5,7 @@
 //! highway network; `dyng bench` measures. Errors go to stderr as `Error: ...` with exit code 1;
 //! usage errors exit 2.
 
+mod bench;
 mod demo;
 mod fmt;
 mod mosp;
@@ -31,6 +32,8 @@ enum Command {
     Prep(prep::PrepCommand),
     /// Run the main job on the bundled US highway network and print a summary.
     Demo(demo::DemoArgs),
+    /// Measure updates against recomputing (writes bench-results/<suite>.{json,md,svg}).
+    Bench(bench::BenchArgs),
 }
 
 /// Engine selection shared by the subcommands.
@@ -61,6 +64,7 @@ fn main() -> ExitCode {
         Command::Mosp(args) => mosp::run(args),
         Command::Prep(cmd) => prep::run(cmd),
         Command::Demo(args) => demo::run(args),
+        Command::Bench(args) => bench::run(args),
     };
     match outcome {
         Ok(code) => code,

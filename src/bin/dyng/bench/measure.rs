@@ -1,0 +1,192 @@
+//! Running the cases: medians of several runs, every ratio's two sides measured in the same run.
+
+use super::cases::{BatchKind, Plan};
+use crate::progress::bar;
+use dyng::graph::dijkstra::dijkstra;
+use dyng::io::changegen::{generate_changes, ChangeOptions};
+use dyng::sssp::Workspace;
+use dyng::{Batch, Csr, Graph, MospOptions, MospResult, Resources, SsspOptions, SsspResult};
+use std::time::Instant;
+
+/// One measured case.
+#[derive(Debug, Clone)]
+pub struct CaseResult {
+    pub graph: String,
+    pub n: usize,
+    pub m: usize,
+    pub k: usize,
+    pub source: usize,
+    pub batch: &'static str,
+    pub size: usize,
+    pub inserts: usize,
+    pub deletes: usize,
+    pub threads: usize,
+    pub update_ms: f64,
+    pub apply_ms: f64,
+    pub recompute_ms: f64,
+    pub dijkstra_ms: f64,
+    pub mosp_ms: f64,
+    pub mosp_compute_ms: f64,
+    pub mosp_recompute_ms: f64,
+    pub affected: i64,
+    pub invalidated: i64,
+    pub fallback_used: bool,
+    pub workspace_bytes_per_vertex: f64,
+    pub combine_bytes_per_vertex: f64,
+    pub result_bytes_per_vertex: f64,
+    pub peak_rss_bytes: u64,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v[v.len() / 2]
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// Peak resident set size of this process (VmHWM), 0 where unknown.
+pub fn peak_rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// The base state of a case: trees of the original graph, adopted fresh for every run.
+struct Base {
+    csr: Csr,
+    trees: Vec<(Vec<i64>, Vec<i32>)>,
+}
+
+impl Base {
+    fn fresh(&self, res: &Resources, source: usize) -> dyng::Result<(Graph, MospResult)> {
+        let g = Graph::new(self.csr.clone());
+        let trees = self
+            .trees
+            .iter()
+            .enumerate()
+            .map(|(j, (d, p))| SsspResult::from_arrays(&g, source, j, d.clone(), p.clone(), false, &SsspOptions::default()))
+            .collect::<dyng::Result<Vec<_>>>()?;
+        let m = MospResult::from_trees(res, &g, source, trees, &[])?;
+        Ok((g, m))
+    }
+}
+
+fn batch_for(csr: &Csr, kind: BatchKind, size: usize, source: usize, hops: usize) -> dyng::Result<Batch> {
+    let opt = ChangeOptions {
+        changes: size,
+        seed: 777,
+        safe: kind != BatchKind::Unsafe,
+        local_hops: if kind == BatchKind::Local { hops } else { 0 },
+        source,
+        ..Default::default()
+    };
+    Ok(generate_changes(csr, &opt)?.0)
+}
+
+/// The timings of every run of one case (milliseconds).
+#[derive(Default)]
+struct Samples {
+    update: Vec<f64>,
+    apply: Vec<f64>,
+    recompute: Vec<f64>,
+    dijkstra: Vec<f64>,
+    mosp: Vec<f64>,
+    mosp_compute: Vec<f64>,
+    mosp_recompute: Vec<f64>,
+}
+
+/// Runs one case `runs` times; returns the samples and the last run's updated state.
+fn measure_case(res: &Resources, base: &Base, batch: &Batch, source: usize, runs: usize) -> dyng::Result<(Samples, MospResult, Graph)> {
+    let mut s = Samples::default();
+    let mut last = None;
+    for _ in 0..runs {
+        let (mut g, mut m) = base.fresh(res, source)?;
+        let t = Instant::now();
+        let (_, timings) = dyng::update_timed(res, &mut g, &batch.view(), &mut [(&mut m).into()])?;
+        s.mosp.push(ms(t));
+        let per_obj: Vec<f64> = m.objective_stats().iter().map(|st| st.elapsed_ns as f64 / 1e6).collect();
+        s.update.push(per_obj.iter().sum::<f64>() / per_obj.len() as f64);
+        s.apply.push(timings.apply_ns as f64 / 1e6);
+        s.mosp_compute.push(per_obj.iter().sum::<f64>() + m.combine_stats().elapsed_ns as f64 / 1e6);
+        let t = Instant::now();
+        let fresh = SsspResult::compute(res, &g, source, 0, &SsspOptions::default())?;
+        s.recompute.push(ms(t));
+        if fresh.distances() != m.tree(0).distances() || fresh.parents() != m.tree(0).parents() {
+            return Err(dyng::Error::Internal("update and recompute disagree".into()));
+        }
+        let t = Instant::now();
+        let _ = MospResult::compute(res, &g, source, &MospOptions::default())?;
+        s.mosp_recompute.push(ms(t));
+        let t = Instant::now();
+        let _ = std::hint::black_box(dijkstra(g.csr(), 0, source));
+        s.dijkstra.push(ms(t));
+        last = Some((m, g));
+    }
+    let (m, g) = last.ok_or_else(|| dyng::Error::invalid("runs must be >= 1"))?;
+    Ok((s, m, g))
+}
+
+pub fn run_plan(plan: &Plan, threads: &[usize], runs: usize) -> dyng::Result<Vec<CaseResult>> {
+    let total: usize = plan.graphs.iter().map(|(_, b)| b.len() * threads.len()).sum();
+    let pb = bar(total as u64, "bench");
+    let mut out = Vec::new();
+    for (spec, batches) in &plan.graphs {
+        pb.set_message(format!("bench {}: building", spec.name));
+        let csr = (spec.build)()?;
+        let seq = Resources::parallel(0)?;
+        let g0 = Graph::new(csr.clone());
+        let trees = (0..spec.k)
+            .map(|j| SsspResult::compute(&seq, &g0, spec.source, j, &SsspOptions::default()).map(|r| (r.distances().to_vec(), r.parents().to_vec())))
+            .collect::<dyng::Result<Vec<_>>>()?;
+        let base = Base { csr, trees };
+        for &(kind, size) in batches {
+            let batch = batch_for(&base.csr, kind, size, spec.source, spec.local_hops)?;
+            for &t in threads {
+                pb.set_message(format!("bench {} {} {} t={t}", spec.name, kind.name(), size));
+                let res = Resources::parallel(t)?;
+                let (s, m, g) = measure_case(&res, &base, &batch, spec.source, runs)?;
+                let stats = m.objective_stats();
+                let kk = stats.len() as i64;
+                out.push(CaseResult {
+                    graph: spec.name.to_string(),
+                    n: g.n(),
+                    m: base.csr.m(),
+                    k: spec.k,
+                    source: spec.source,
+                    batch: kind.name(),
+                    size,
+                    inserts: batch.num_insertions(),
+                    deletes: batch.num_deletions(),
+                    threads: t,
+                    update_ms: median(s.update),
+                    apply_ms: median(s.apply),
+                    recompute_ms: median(s.recompute),
+                    dijkstra_ms: median(s.dijkstra),
+                    mosp_ms: median(s.mosp),
+                    mosp_compute_ms: median(s.mosp_compute),
+                    mosp_recompute_ms: median(s.mosp_recompute),
+                    affected: stats.iter().map(|s| s.affected).sum::<i64>() / kk,
+                    invalidated: stats.iter().map(|s| s.invalidated).sum::<i64>() / kk,
+                    fallback_used: stats.iter().any(|s| s.fallback_used),
+                    workspace_bytes_per_vertex: Workspace::BYTES_PER_VERTEX as f64,
+                    combine_bytes_per_vertex: (res.workspace_bytes() as f64 / g.n() as f64) - Workspace::BYTES_PER_VERTEX as f64,
+                    result_bytes_per_vertex: m.bytes() as f64 / g.n() as f64,
+                    peak_rss_bytes: peak_rss_bytes(),
+                });
+                pb.inc(1);
+            }
+        }
+    }
+    pb.finish_and_clear();
+    Ok(out)
+}

@@ -1,0 +1,61 @@
+//! `dyng bench`: named suites of update-versus-recompute measurements.
+//!
+//! Every case builds a graph, K trees from a source in the giant component and a batch from the
+//! original change generator, then measures in one run (so ratios are meaningful on a noisy shared
+//! machine): the per-objective update, the MOSP update end to end and its compute part, a static
+//! recompute with the same engine, and a plain binary-heap Dijkstra. Medians of several runs.
+//! Writes `<out>/<suite>.json`, `<suite>.md` and `<suite>.svg`.
+
+mod cases;
+mod measure;
+mod report;
+
+use clap::{Args, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Suite {
+    /// usroads K=3 and the 1000x1000 grid, safe/unsafe/local 10K batches, 1 and 2 threads.
+    Quick,
+    /// Every graph, batch type and size (100, 1K, 10K, 50K), 1 and 2 threads.
+    Full,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    #[arg(value_enum, default_value = "quick")]
+    pub suite: Suite,
+    /// Output folder.
+    #[arg(long, default_value = "bench-results")]
+    pub out: PathBuf,
+    /// Runs per case (median); default 5 (quick) or 3 (full).
+    #[arg(long)]
+    pub runs: Option<usize>,
+    /// Folder with bremen_dist.gr and bremen_time.gr (full suite; default ../shared/data if present).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Thread counts to measure.
+    #[arg(long, value_delimiter = ',', default_value = "1,2")]
+    pub threads: Vec<usize>,
+}
+
+pub fn run(a: BenchArgs) -> dyng::Result<ExitCode> {
+    let runs = a.runs.unwrap_or(match a.suite {
+        Suite::Quick => 5,
+        Suite::Full => 3,
+    });
+    let plan = cases::plan(a.suite, a.data.as_deref())?;
+    let results = measure::run_plan(&plan, &a.threads, runs)?;
+    let name = match a.suite {
+        Suite::Quick => "quick",
+        Suite::Full => "full",
+    };
+    std::fs::create_dir_all(&a.out).map_err(|e| dyng::Error::io(&a.out, e))?;
+    let written = report::write_all(&a.out, name, &results)?;
+    print!("{}", report::markdown(name, &results));
+    for p in written {
+        eprintln!("wrote {}", p.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}

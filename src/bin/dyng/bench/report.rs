@@ -1,0 +1,140 @@
+//! The bench outputs: JSON (machine-readable), a Markdown table with the ratios, an SVG chart.
+
+use super::measure::CaseResult;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+fn machine_json() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .unwrap_or_default();
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let mem_kb = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| s.lines().next().and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
+        .unwrap_or(0);
+    format!(
+        "{{\"cpu\": {}, \"cores\": {cores}, \"memory_bytes\": {}, \"dyng_version\": {}}}",
+        json_str(&cpu),
+        mem_kb * 1024,
+        json_str(env!("CARGO_PKG_VERSION"))
+    )
+}
+
+fn json_str(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn num(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:.4}")
+    } else {
+        "null".into()
+    }
+}
+
+pub fn json(suite: &str, cases: &[CaseResult]) -> String {
+    let mut s = format!("{{\"suite\": {}, \"machine\": {}, \"cases\": [\n", json_str(suite), machine_json());
+    for (i, c) in cases.iter().enumerate() {
+        let _ = write!(
+            s,
+            "  {{\"graph\": {}, \"n\": {}, \"m\": {}, \"k\": {}, \"source\": {}, \"batch\": {}, \"size\": {}, \"inserts\": {}, \"deletes\": {}, \"threads\": {}, \
+\"update_ms\": {}, \"apply_ms\": {}, \"recompute_ms\": {}, \"dijkstra_ms\": {}, \"mosp_ms\": {}, \"mosp_compute_ms\": {}, \"mosp_recompute_ms\": {}, \
+\"update_over_recompute\": {}, \"recompute_over_dijkstra\": {}, \"affected\": {}, \"invalidated\": {}, \"fallback_used\": {}, \
+\"workspace_bytes_per_vertex\": {}, \"combine_bytes_per_vertex\": {}, \"result_bytes_per_vertex\": {}, \"peak_rss_bytes\": {}}}{}\n",
+            json_str(&c.graph), c.n, c.m, c.k, c.source, json_str(c.batch), c.size, c.inserts, c.deletes, c.threads,
+            num(c.update_ms), num(c.apply_ms), num(c.recompute_ms), num(c.dijkstra_ms), num(c.mosp_ms), num(c.mosp_compute_ms), num(c.mosp_recompute_ms),
+            num(c.update_ms / c.recompute_ms), num(c.recompute_ms / c.dijkstra_ms), c.affected, c.invalidated, c.fallback_used,
+            num(c.workspace_bytes_per_vertex), num(c.combine_bytes_per_vertex), num(c.result_bytes_per_vertex), c.peak_rss_bytes,
+            if i + 1 < cases.len() { "," } else { "" }
+        );
+    }
+    s.push_str("]}\n");
+    s
+}
+
+/// The 1-thread case matching `c` (for the thread speedup column).
+fn one_thread<'a>(cases: &'a [CaseResult], c: &CaseResult) -> Option<&'a CaseResult> {
+    cases.iter().find(|o| o.threads == 1 && o.graph == c.graph && o.batch == c.batch && o.size == c.size)
+}
+
+pub fn markdown(suite: &str, cases: &[CaseResult]) -> String {
+    let mut s = format!("## dyng bench `{suite}`\n\nTimes are medians in ms; ratios are from the same run.\n\n");
+    s.push_str("| graph | batch | size | thr | update/obj | recompute | dijkstra | update/recompute | recompute/dijkstra | 1thr/this (update) | MOSP e2e | MOSP recompute | invalidated | affected | fallback |\n");
+    s.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    for c in cases {
+        let speedup = one_thread(cases, c).map_or("".into(), |o| format!("{:.2}x", o.update_ms / c.update_ms));
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.3} | {:.3} | {} | {:.2} | {:.2} | {} | {} | {} |",
+            c.graph, c.batch, c.size, c.threads, c.update_ms, c.recompute_ms, c.dijkstra_ms,
+            c.update_ms / c.recompute_ms, c.recompute_ms / c.dijkstra_ms, speedup, c.mosp_ms, c.mosp_recompute_ms,
+            c.invalidated, c.affected, c.fallback_used
+        );
+    }
+    if let Some(c) = cases.first() {
+        let _ = write!(
+            s,
+            "\nMemory: workspace {:.0} B/vertex (shared by the K objectives), combine scratch {:.1} B/vertex, MOSP result {:.1} B/vertex; peak RSS {:.1} MiB.\n",
+            c.workspace_bytes_per_vertex,
+            c.combine_bytes_per_vertex,
+            c.result_bytes_per_vertex,
+            cases.iter().map(|c| c.peak_rss_bytes).max().unwrap_or(0) as f64 / (1 << 20) as f64
+        );
+    }
+    s
+}
+
+/// A horizontal bar chart of update/recompute per case (1.0 = as slow as recomputing).
+pub fn svg(suite: &str, cases: &[CaseResult]) -> String {
+    let row = 22;
+    let (left, width) = (300, 420);
+    let height = 60 + row * cases.len();
+    let max = cases.iter().map(|c| c.update_ms / c.recompute_ms).fold(1.2f64, f64::max);
+    let mut s = format!(
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"12\">\n\
+<text x=\"10\" y=\"20\" font-size=\"14\">dyng bench {suite}: update time / recompute time (lower is better)</text>\n",
+        left + width + 80
+    );
+    let x1 = left as f64 + width as f64 / max;
+    let _ = writeln!(s, "<line x1=\"{x1:.1}\" y1=\"30\" x2=\"{x1:.1}\" y2=\"{}\" stroke=\"#c00\" stroke-dasharray=\"4\"/>", height - 10);
+    for (i, c) in cases.iter().enumerate() {
+        let y = 40 + i * row;
+        let r = c.update_ms / c.recompute_ms;
+        let w = width as f64 * r / max;
+        let _ = writeln!(
+            s,
+            "<text x=\"10\" y=\"{}\">{} {} {} t={}</text><rect x=\"{left}\" y=\"{y}\" width=\"{w:.1}\" height=\"{}\" fill=\"#3a7\"/><text x=\"{:.1}\" y=\"{}\">{r:.3}</text>",
+            y + 14, c.graph, c.batch, c.size, c.threads, row - 6, left as f64 + w + 4.0, y + 14
+        );
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+pub fn write_all(dir: &Path, suite: &str, cases: &[CaseResult]) -> dyng::Result<Vec<PathBuf>> {
+    let files = [
+        (dir.join(format!("{suite}.json")), json(suite, cases)),
+        (dir.join(format!("{suite}.md")), markdown(suite, cases)),
+        (dir.join(format!("{suite}.svg")), svg(suite, cases)),
+    ];
+    let mut written = Vec::new();
+    for (p, text) in files {
+        std::fs::write(&p, text).map_err(|e| dyng::Error::io(&p, e))?;
+        written.push(p);
+    }
+    Ok(written)
+}
