@@ -7,6 +7,7 @@
 //! counts and byte-identical to the original MOSP-OpenMP/MOSP-CUDA programs.
 
 pub mod error;
+pub mod ffi;
 pub mod graph;
 pub mod io;
 

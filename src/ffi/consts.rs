@@ -1,0 +1,120 @@
+//! The C ABI's constants: status codes, the values of enums passed as `uint32_t`, and versions.
+//!
+//! Enums cross the boundary as plain integers (`int32_t` status, `uint32_t` inputs) so that a value
+//! a C caller invents can be checked instead of being undefined behaviour in Rust. Values are
+//! stable; new ones are only appended.
+
+#![allow(non_camel_case_types)]
+
+/// Status of a fallible call: `DYNG_OK` (0) or one of the `DYNG_ERR_*` codes. Thread safety: a
+/// plain value.
+pub type dyng_status_t = i32;
+
+/// Success.
+pub const DYNG_OK: dyng_status_t = 0;
+/// A required pointer argument is NULL.
+pub const DYNG_ERR_NULL_ARGUMENT: dyng_status_t = 1;
+/// An argument breaks a documented rule (range, size, enum value, freed or wrong-type handle).
+pub const DYNG_ERR_INVALID_ARGUMENT: dyng_status_t = 2;
+/// A result belongs to another graph or to an older state of the graph.
+pub const DYNG_ERR_STALE_RESULT: dyng_status_t = 3;
+/// A file could not be opened or read (the message names path, line and column).
+pub const DYNG_ERR_IO: dyng_status_t = 4;
+/// A size limit of the data model (32-bit ids, 62-bit distances) or of an output buffer is exceeded.
+pub const DYNG_ERR_CAPACITY: dyng_status_t = 5;
+/// The backend or feature is not available in this build or on this machine.
+pub const DYNG_ERR_NOT_SUPPORTED: dyng_status_t = 6;
+/// An allocation failed.
+pub const DYNG_ERR_OUT_OF_MEMORY: dyng_status_t = 7;
+/// The CUDA driver or NVRTC reported an error.
+pub const DYNG_ERR_CUDA: dyng_status_t = 8;
+/// The worker process died or became unreachable.
+pub const DYNG_ERR_WORKER_LOST: dyng_status_t = 9;
+/// The worker did not answer in time.
+pub const DYNG_ERR_TIMEOUT: dyng_status_t = 10;
+/// The worker sent a malformed or unexpected message.
+pub const DYNG_ERR_PROTOCOL: dyng_status_t = 11;
+/// A broken internal invariant (a bug in dyng; please report it).
+pub const DYNG_ERR_INTERNAL: dyng_status_t = 12;
+/// A panic was caught at the boundary (a bug in dyng; the message says where).
+pub const DYNG_ERR_PANIC: dyng_status_t = 13;
+
+/// Major version of this header.
+pub const DYNG_VERSION_MAJOR: u32 = 0;
+/// Minor version of this header.
+pub const DYNG_VERSION_MINOR: u32 = 1;
+/// Patch version of this header.
+pub const DYNG_VERSION_PATCH: u32 = 0;
+
+/// Backend: the single-threaded reference engine.
+pub const DYNG_BACKEND_SEQUENTIAL: u32 = 0;
+/// Backend: the multi-threaded engine on a thread pool owned by the resources handle.
+pub const DYNG_BACKEND_PARALLEL: u32 = 1;
+/// Backend: the CUDA engine (not available in this build: `DYNG_ERR_NOT_SUPPORTED`).
+pub const DYNG_BACKEND_CUDA: u32 = 2;
+
+/// Isolation: run the engines in the calling process.
+pub const DYNG_ISOLATION_IN_PROCESS: u32 = 0;
+/// Isolation: run the engines in a persistent worker process (not yet available:
+/// `DYNG_ERR_NOT_SUPPORTED`).
+pub const DYNG_ISOLATION_WORKER: u32 = 1;
+
+/// Graph file format: the MOSP CSR text triplet; `path` is the prefix P of `PRowPtr.txt`,
+/// `PColInd.txt`, `PValues.txt`.
+pub const DYNG_FORMAT_CSR_TEXT: u32 = 0;
+/// Graph file format: Matrix Market (pattern or valued), converted with the original MOSP rule
+/// (both directions, sorted, deduplicated, K random weights in [weight_min, weight_max] drawn from
+/// mt19937(seed)).
+pub const DYNG_FORMAT_MATRIX_MARKET: u32 = 1;
+/// Graph file format: DIMACS-style `.gr` arc lists, one file per objective: `path` gives objective 0,
+/// `dyng_read_options_t.more_paths` objectives 1, 2, ...; all files list the same arcs in the same
+/// order.
+pub const DYNG_FORMAT_DIMACS: u32 = 2;
+
+/// Result array: distances of objective k (`int64_t`, n entries).
+pub const DYNG_ARRAY_DISTANCES: u32 = 0;
+/// Result array: parents of objective k's tree (`int32_t`, n entries, -1 = none).
+pub const DYNG_ARRAY_PARENTS: u32 = 1;
+/// Result array: MOSP combined-graph distances in units of 1/L (`int64_t`, n entries).
+pub const DYNG_ARRAY_COMBINED_DISTANCES: u32 = 2;
+/// Result array: the MOSP tree's parents (`int32_t`, n entries).
+pub const DYNG_ARRAY_COMBINED_PARENTS: u32 = 3;
+/// Result array: MOSP path costs in all KG graph objectives (`int64_t`, n x KG, vertex-major).
+pub const DYNG_ARRAY_PATH_COSTS: u32 = 4;
+
+/// Element type of a view or array: `int32_t`.
+pub const DYNG_DTYPE_INT32: u32 = 0;
+/// Element type of a view or array: `int64_t`.
+pub const DYNG_DTYPE_INT64: u32 = 1;
+
+/// Result kind: a single-objective SSSP tree.
+pub const DYNG_RESULT_SSSP: u32 = 0;
+/// Result kind: a multi-objective MOSP result.
+pub const DYNG_RESULT_MOSP: u32 = 1;
+
+/// `k` argument of `dyng_result_path` that selects the MOSP tree (the combined graph's tree).
+pub const DYNG_TREE_COMBINED: u32 = u32::MAX;
+
+/// The distance of an unreachable vertex: (2^63-1)/4. A distance is finite iff it is below
+/// `DYNG_DISTANCE_INF / 2`.
+pub const DYNG_DISTANCE_INF: i64 = i64::MAX / 4;
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn version_macros_match_the_crate() {
+        assert_eq!(
+            super::DYNG_VERSION_MAJOR.to_string(),
+            env!("CARGO_PKG_VERSION_MAJOR")
+        );
+        assert_eq!(
+            super::DYNG_VERSION_MINOR.to_string(),
+            env!("CARGO_PKG_VERSION_MINOR")
+        );
+        assert_eq!(
+            super::DYNG_VERSION_PATCH.to_string(),
+            env!("CARGO_PKG_VERSION_PATCH")
+        );
+        assert_eq!(super::DYNG_DISTANCE_INF, crate::DISTANCE_INF);
+    }
+}

@@ -1,0 +1,255 @@
+//! `dyng_resources_t`: the execution context (backend, thread pool, workspace pool) for C callers.
+//!
+//! A handle wraps a [`Resources`] (an `Arc`), so `dyng_resources_clone` is cheap and clones share
+//! the pools. Options arrive in a `struct_size`-versioned struct; backends and isolation modes that
+//! this build lacks are refused with `DYNG_ERR_NOT_SUPPORTED` and a message saying so.
+
+use super::boundary::{guard, guard_or, invalid, non_null, read_versioned, FfiResult, Versioned};
+use super::consts::*;
+use super::handle::{self, impl_handle};
+use crate::error::Error;
+use crate::resources::{backend_available, Backend, Resources, ResourcesOptions};
+use std::ffi::{c_char, c_void};
+
+/// The execution context: backend, thread pool, workspace pool. Thread safety: thread-safe; may
+/// be shared by any number of threads, and its clones share its pools.
+pub struct dyng_resources_t {
+    _opaque: [u8; 0],
+}
+
+/// What a resources handle holds besides the Rust context.
+pub(crate) struct ResourcesHandle {
+    pub(crate) res: Resources,
+    /// Whether the caller asked for stage timings (kept for the profiler; nothing is recorded yet).
+    pub(crate) profile: bool,
+}
+
+impl_handle!(dyng_resources_t => ResourcesHandle, 0xD1A6_0001_5E50_0C35);
+
+/// How to create a resources handle. Start from `dyng_resources_options_default()`. Thread
+/// safety: plain data.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct dyng_resources_options_t {
+    /// `sizeof(dyng_resources_options_t)`.
+    pub struct_size: usize,
+    /// `DYNG_BACKEND_SEQUENTIAL`, `DYNG_BACKEND_PARALLEL` (default) or `DYNG_BACKEND_CUDA`.
+    pub backend: u32,
+    /// Threads of the parallel backend; 0 = all cores.
+    pub num_threads: usize,
+    /// CUDA device ordinal.
+    pub device: i32,
+    /// CUDA stream (`CUstream`); NULL = the per-thread default stream. Must be NULL for host backends.
+    pub stream: *mut c_void,
+    /// `DYNG_ISOLATION_IN_PROCESS` (default) or `DYNG_ISOLATION_WORKER`.
+    pub isolation: u32,
+    /// Worker executable; NULL = `$DYNG_WORKER`, else `dyng-worker` beside the library.
+    pub worker_path: *const c_char,
+    /// Milliseconds to wait for the worker's handshake; 0 = the default (10 s).
+    pub worker_start_timeout_ms: u32,
+    /// Milliseconds to wait for one worker call; 0 = no limit.
+    pub worker_call_timeout_ms: u32,
+    /// Record stage timings.
+    pub profile: bool,
+}
+
+// SAFETY: repr(C), starts with `usize struct_size`, every field is valid for any C-written value.
+unsafe impl Versioned for dyng_resources_options_t {
+    const V1_SIZE: usize = std::mem::size_of::<dyng_resources_options_t>();
+    const NAME: &'static str = "dyng_resources_options_t";
+    fn defaults() -> Self {
+        dyng_resources_options_t {
+            struct_size: std::mem::size_of::<Self>(),
+            backend: DYNG_BACKEND_PARALLEL,
+            num_threads: 0,
+            device: 0,
+            stream: std::ptr::null_mut(),
+            isolation: DYNG_ISOLATION_IN_PROCESS,
+            worker_path: std::ptr::null(),
+            worker_start_timeout_ms: 0,
+            worker_call_timeout_ms: 0,
+            profile: false,
+        }
+    }
+}
+
+pub(crate) fn backend_from(value: u32, func: &str) -> FfiResult<Backend> {
+    match value {
+        DYNG_BACKEND_SEQUENTIAL => Ok(Backend::Sequential),
+        DYNG_BACKEND_PARALLEL => Ok(Backend::Parallel),
+        DYNG_BACKEND_CUDA => Ok(Backend::Cuda),
+        v => Err(invalid(format!(
+            "dyng: {func}: backend = {v} is not a DYNG_BACKEND_* value (0, 1 or 2)"
+        ))),
+    }
+}
+
+fn build(opt: &dyng_resources_options_t) -> FfiResult<ResourcesHandle> {
+    const F: &str = "dyng_resources_create";
+    let backend = backend_from(opt.backend, F)?;
+    match opt.isolation {
+        DYNG_ISOLATION_IN_PROCESS => {}
+        DYNG_ISOLATION_WORKER => {
+            return Err(Error::NotSupported(
+                "dyng: dyng_resources_create: worker isolation is not available in this build yet"
+                    .into(),
+            )
+            .into())
+        }
+        v => {
+            return Err(invalid(format!(
+                "dyng: {F}: isolation = {v} is not a DYNG_ISOLATION_* value (0 or 1)"
+            )))
+        }
+    }
+    if backend != Backend::Cuda && !opt.stream.is_null() {
+        return Err(invalid(format!(
+            "dyng: {F}: a stream was given for a host backend; streams apply to DYNG_BACKEND_CUDA only"
+        )));
+    }
+    let res = Resources::new(&ResourcesOptions {
+        backend,
+        num_threads: opt.num_threads,
+        device: opt.device,
+    })?;
+    Ok(ResourcesHandle {
+        res,
+        profile: opt.profile,
+    })
+}
+
+/// Borrows the Rust context behind `res`.
+///
+/// # Safety
+/// `res` must be NULL or a dyng handle.
+pub(crate) unsafe fn resources<'a>(
+    res: *const dyng_resources_t,
+    func: &str,
+) -> FfiResult<&'a Resources> {
+    // SAFETY: forwarded contract.
+    Ok(&unsafe { handle::get(res, func, "res") }?.res)
+}
+
+/// Returns the default options (parallel backend on all cores, in process, no profiling).
+/// Thread safety: thread-safe.
+#[no_mangle]
+pub extern "C" fn dyng_resources_options_default() -> dyng_resources_options_t {
+    dyng_resources_options_t::defaults()
+}
+
+/// Creates a resources handle from `opt` (NULL = defaults) into `*out`. CUDA and worker isolation
+/// return `DYNG_ERR_NOT_SUPPORTED` in this build. Thread safety: thread-safe.
+///
+/// # Safety
+/// `opt` is NULL or a readable options struct; `out` is a writable pointer.
+#[no_mangle]
+pub unsafe extern "C" fn dyng_resources_create(
+    opt: *const dyng_resources_options_t,
+    out: *mut *mut dyng_resources_t,
+) -> dyng_status_t {
+    guard("dyng_resources_create", || {
+        non_null(out, "dyng_resources_create", "out")?;
+        // SAFETY: NULL or a readable versioned struct (caller contract).
+        let opt = unsafe { read_versioned(opt, "dyng_resources_create")? };
+        let h = build(&opt)?;
+        // SAFETY: `out` is non-NULL and writable (caller contract).
+        unsafe { *out = handle::into_handle::<dyng_resources_t>(h) };
+        Ok(())
+    })
+}
+
+/// Creates `*out`, a new handle sharing `res`'s backend, thread pool and workspace pool; free both.
+/// Thread safety: thread-safe.
+///
+/// # Safety
+/// `res` is NULL or a dyng handle; `out` is a writable pointer.
+#[no_mangle]
+pub unsafe extern "C" fn dyng_resources_clone(
+    res: *const dyng_resources_t,
+    out: *mut *mut dyng_resources_t,
+) -> dyng_status_t {
+    guard("dyng_resources_clone", || {
+        // SAFETY: NULL or a dyng handle (caller contract).
+        let h = unsafe { handle::get(res, "dyng_resources_clone", "res")? };
+        non_null(out, "dyng_resources_clone", "out")?;
+        let copy = ResourcesHandle {
+            res: h.res.clone(),
+            profile: h.profile,
+        };
+        // SAFETY: `out` is non-NULL and writable.
+        unsafe { *out = handle::into_handle::<dyng_resources_t>(copy) };
+        Ok(())
+    })
+}
+
+/// Frees a resources handle; the shared pools live on while a clone, graph or result uses them.
+/// NULL is a no-op. Thread safety: no other thread may use this handle (clones are unaffected).
+///
+/// # Safety
+/// `res` is NULL or a dyng handle not in use elsewhere.
+#[no_mangle]
+pub unsafe extern "C" fn dyng_resources_free(res: *mut dyng_resources_t) {
+    // SAFETY: forwarded contract.
+    guard("dyng_resources_free", || unsafe {
+        handle::free(res, "dyng_resources_free")
+    });
+}
+
+/// Frees the idle workspaces of the pool shared by `res` and its clones. Thread safety:
+/// thread-safe.
+///
+/// # Safety
+/// `res` is NULL or a dyng handle.
+#[no_mangle]
+pub unsafe extern "C" fn dyng_release_workspaces(res: *const dyng_resources_t) -> dyng_status_t {
+    guard("dyng_release_workspaces", || {
+        // SAFETY: forwarded contract.
+        unsafe { resources(res, "dyng_release_workspaces")? }.release_workspaces();
+        Ok(())
+    })
+}
+
+/// Writes to `*out` the bytes held by idle workspaces of `res`'s pool. Thread safety: thread-safe.
+///
+/// # Safety
+/// `res` is NULL or a dyng handle; `out` is a writable pointer.
+#[no_mangle]
+pub unsafe extern "C" fn dyng_workspace_bytes(
+    res: *const dyng_resources_t,
+    out: *mut usize,
+) -> dyng_status_t {
+    guard("dyng_workspace_bytes", || {
+        // SAFETY: forwarded contract.
+        let r = unsafe { resources(res, "dyng_workspace_bytes")? };
+        non_null(out, "dyng_workspace_bytes", "out")?;
+        // SAFETY: non-NULL, writable.
+        unsafe { *out = r.workspace_bytes() };
+        Ok(())
+    })
+}
+
+/// Prepares the backend ahead of the first call (CUDA: context, kernels; worker: spawn and
+/// handshake). Host backends need nothing and return `DYNG_OK`. Thread safety: thread-safe.
+///
+/// # Safety
+/// `res` is NULL or a dyng handle.
+#[no_mangle]
+pub unsafe extern "C" fn dyng_resources_warm_up(res: *const dyng_resources_t) -> dyng_status_t {
+    guard("dyng_resources_warm_up", || {
+        // SAFETY: forwarded contract.
+        unsafe { resources(res, "dyng_resources_warm_up")? };
+        Ok(())
+    })
+}
+
+/// Whether `backend` (a `DYNG_BACKEND_*` value) can be used on this machine and build; false for
+/// unknown values. Thread safety: thread-safe.
+#[no_mangle]
+pub extern "C" fn dyng_backend_available(backend: u32) -> bool {
+    guard_or("dyng_backend_available", false, || {
+        Ok(backend_available(backend_from(
+            backend,
+            "dyng_backend_available",
+        )?))
+    })
+}

@@ -1,0 +1,602 @@
+//! `dyng_result_t`: maintained SSSP and MOSP results, and `dyng_update`, which refreshes them.
+//!
+//! A result handle holds the Rust result and the stats of its last run (for MOSP, summed over the
+//! K objectives) so `dyng_result_info` can report them. `dyng_update` turns the C array of result
+//! pointers into `ResultMut`s, refusing repeated pointers because two `&mut` to one result would
+//! alias.
+
+use super::batch::{batch_view, dyng_batch_t};
+use super::boundary::{
+    guard, invalid, non_null, output_size, read_versioned, slice, write_versioned, FfiResult,
+    Versioned,
+};
+use super::consts::*;
+use super::graph::{dyng_graph_t, graph, vertex};
+use super::handle::{self, impl_handle};
+use super::resources::{dyng_resources_t, resources};
+use crate::graph::Graph;
+use crate::mosp::{MospOptions, MospResult};
+use crate::sssp::{SsspOptions, SsspResult, UpdateStats};
+use crate::update::{update, ResultMut};
+
+/// A maintained result on a graph: an SSSP tree or a MOSP result. Thread safety: read-only calls
+/// (info, views, copies, paths) may run concurrently; `dyng_update` on it must not overlap any
+/// other use.
+pub struct dyng_result_t {
+    _opaque: [u8; 0],
+}
+
+/// The Rust result behind a result handle.
+pub(crate) enum AnyResult {
+    Sssp(SsspResult),
+    Mosp(MospResult),
+}
+
+pub(crate) struct ResultHandle {
+    pub(crate) result: AnyResult,
+    /// Counters of the last compute or update (MOSP: summed over its K objectives).
+    pub(crate) last_stats: UpdateStats,
+}
+
+impl_handle!(dyng_result_t => ResultHandle, 0xD1A6_0004_2E50_0C35);
+
+/// Counters of one update (or static solve). Thread safety: plain data.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct dyng_update_stats_t {
+    /// `sizeof(dyng_update_stats_t)`; dyng sets it to the bytes it filled.
+    pub struct_size: usize,
+    /// Vertices whose old tree path contained a deleted or heavier tree edge.
+    pub invalidated: i64,
+    /// Vertices whose distance or parent changed.
+    pub affected: i64,
+    /// Push rounds over a non-empty near list.
+    pub iterations: i64,
+    /// Far-pile threshold raises.
+    pub epochs: i64,
+    /// Vertex expansions.
+    pub pushes: i64,
+    /// True when parents travelled in the packed word (false: distance-only fallback).
+    pub packed_parents: bool,
+    /// True when the update recomputed from scratch instead.
+    pub fallback_used: bool,
+}
+
+// SAFETY: repr(C), starts with `usize struct_size`, integers and C bools.
+unsafe impl Versioned for dyng_update_stats_t {
+    const V1_SIZE: usize = std::mem::size_of::<dyng_update_stats_t>();
+    const NAME: &'static str = "dyng_update_stats_t";
+    fn defaults() -> Self {
+        dyng_update_stats_t {
+            struct_size: std::mem::size_of::<Self>(),
+            ..Default::default()
+        }
+    }
+}
+
+pub(crate) fn stats_to_c(s: &UpdateStats) -> dyng_update_stats_t {
+    dyng_update_stats_t {
+        struct_size: 0,
+        invalidated: s.invalidated,
+        affected: s.affected,
+        iterations: s.iterations,
+        epochs: s.epochs,
+        pushes: s.pushes,
+        packed_parents: s.packed_parents,
+        fallback_used: s.fallback_used,
+    }
+}
+
+/// Options of `dyng_sssp_compute`. Start from `dyng_sssp_options_default()`. Thread safety: plain
+/// data.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct dyng_sssp_options_t {
+    /// `sizeof(dyng_sssp_options_t)`.
+    pub struct_size: usize,
+    /// Bucket width of the near-far search; 0 = the originals' default for the objective.
+    pub delta: i64,
+}
+
+// SAFETY: repr(C), starts with `usize struct_size`, integers only.
+unsafe impl Versioned for dyng_sssp_options_t {
+    const V1_SIZE: usize = std::mem::size_of::<dyng_sssp_options_t>();
+    const NAME: &'static str = "dyng_sssp_options_t";
+    fn defaults() -> Self {
+        dyng_sssp_options_t {
+            struct_size: std::mem::size_of::<Self>(),
+            delta: 0,
+        }
+    }
+}
+
+/// Options of `dyng_mosp_compute`. Start from `dyng_mosp_options_default()`. Thread safety: plain
+/// data.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct dyng_mosp_options_t {
+    /// `sizeof(dyng_mosp_options_t)`.
+    pub struct_size: usize,
+    /// Objectives used, 0..k-1; 0 = all objectives of the graph.
+    pub k: u32,
+    /// Preference vector (K values >= 1, lcm <= 2^20); NULL = all ones.
+    pub preferences: *const u32,
+    /// Entries of `preferences` (must equal K when `preferences` is not NULL).
+    pub num_preferences: usize,
+    /// Bucket width of the K objective searches; 0 = each objective's default.
+    pub delta: i64,
+}
+
+// SAFETY: repr(C), starts with `usize struct_size`, integers and a pointer.
+unsafe impl Versioned for dyng_mosp_options_t {
+    const V1_SIZE: usize = std::mem::size_of::<dyng_mosp_options_t>();
+    const NAME: &'static str = "dyng_mosp_options_t";
+    fn defaults() -> Self {
+        dyng_mosp_options_t {
+            struct_size: std::mem::size_of::<Self>(),
+            k: 0,
+            preferences: std::ptr::null(),
+            num_preferences: 0,
+            delta: 0,
+        }
+    }
+}
+
+/// What a result is, filled by `dyng_result_info`. Thread safety: plain data.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct dyng_result_info_t {
+    /// `sizeof(dyng_result_info_t)`; dyng sets it to the bytes it filled.
+    pub struct_size: usize,
+    /// `DYNG_RESULT_SSSP` or `DYNG_RESULT_MOSP`.
+    pub kind: u32,
+    /// The source vertex.
+    pub source: i32,
+    /// SSSP: its objective. MOSP: 0.
+    pub objective: u32,
+    /// Objectives held: 1 for SSSP, K for MOSP.
+    pub k: u32,
+    /// Objectives of the graph (KG): the columns of `DYNG_ARRAY_PATH_COSTS`.
+    pub graph_k: u32,
+    /// Vertices.
+    pub n: usize,
+    /// The graph version the result belongs to.
+    pub graph_version: u64,
+    /// Counters of the last compute or update (MOSP: summed over its K objectives).
+    pub last_stats: dyng_update_stats_t,
+}
+
+// SAFETY: repr(C), starts with `usize struct_size`, integers and C bools.
+unsafe impl Versioned for dyng_result_info_t {
+    const V1_SIZE: usize = std::mem::size_of::<dyng_result_info_t>();
+    const NAME: &'static str = "dyng_result_info_t";
+    fn defaults() -> Self {
+        dyng_result_info_t {
+            struct_size: std::mem::size_of::<Self>(),
+            ..Default::default()
+        }
+    }
+}
+
+fn positive_delta(delta: i64, func: &str) -> FfiResult<Option<i64>> {
+    match delta {
+        0 => Ok(None),
+        d if d > 0 => Ok(Some(d)),
+        d => Err(invalid(format!(
+            "dyng: {func}: delta = {d} must be > 0 (or 0 for the default)"
+        ))),
+    }
+}
+
+fn objective_index(objective: u32, g: &Graph, func: &str) -> FfiResult<usize> {
+    let j = objective as usize;
+    if j >= g.k() {
+        return Err(invalid(format!(
+            "dyng: {func}: objective {objective} is outside [0, K = {})",
+            g.k()
+        )));
+    }
+    Ok(j)
+}
+
+fn sum_stats(all: &[UpdateStats]) -> UpdateStats {
+    let mut sum = UpdateStats {
+        packed_parents: true,
+        ..Default::default()
+    };
+    for s in all {
+        sum.invalidated += s.invalidated;
+        sum.affected += s.affected;
+        sum.iterations += s.iterations;
+        sum.epochs += s.epochs;
+        sum.pushes += s.pushes;
+        sum.packed_parents &= s.packed_parents;
+        sum.fallback_used |= s.fallback_used;
+    }
+    sum
+}
+
+/// Writes a new result handle to `*out`.
+///
+/// # Safety
+/// `out` must be non-NULL and writable.
+unsafe fn emit(out: *mut *mut dyng_result_t, result: AnyResult) {
+    let last_stats = match &result {
+        AnyResult::Sssp(s) => s.stats(),
+        AnyResult::Mosp(m) => sum_stats(&m.objective_stats()),
+    };
+    // SAFETY: forwarded contract.
+    unsafe { *out = handle::into_handle::<dyng_result_t>(ResultHandle { result, last_stats }) };
+}
+
+/// Returns the default SSSP options (default delta). Thread safety: thread-safe.
+#[no_mangle]
+pub extern "C" fn dyng_sssp_options_default() -> dyng_sssp_options_t {
+    dyng_sssp_options_t::defaults()
+}
+
+/// Returns the default MOSP options (all objectives, all-ones preferences, default delta).
+/// Thread safety: thread-safe.
+#[no_mangle]
+pub extern "C" fn dyng_mosp_options_default() -> dyng_mosp_options_t {
+    dyng_mosp_options_t::defaults()
+}
+
+/// Computes the shortest-path tree of `objective` from `source` on `g`'s current state into a new
+/// result `*out`. `opt` NULL = defaults. Thread safety: thread-safe on a graph nobody updates.
+///
+/// # Safety
+/// `res` and `g` are NULL or dyng handles; `opt` is NULL or readable; `out` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn dyng_sssp_compute(
+    res: *const dyng_resources_t,
+    g: *const dyng_graph_t,
+    source: i32,
+    objective: u32,
+    opt: *const dyng_sssp_options_t,
+    out: *mut *mut dyng_result_t,
+) -> dyng_status_t {
+    const F: &str = "dyng_sssp_compute";
+    guard(F, || {
+        // SAFETY: caller contract for every pointer below.
+        unsafe {
+            let r = resources(res, F)?;
+            let g = graph(g, F)?;
+            let opt = read_versioned(opt, F)?;
+            non_null(out, F, "out")?;
+            let source = vertex(source, g.n(), "source", F)?;
+            let objective = objective_index(objective, g, F)?;
+            let sopt = SsspOptions {
+                delta: positive_delta(opt.delta, F)?,
+            };
+            emit(
+                out,
+                AnyResult::Sssp(SsspResult::compute(r, g, source, objective, &sopt)?),
+            );
+        }
+        Ok(())
+    })
+}
+
+/// Computes a MOSP result from `source` on `g`'s current state (K trees, combined graph, MOSP tree,
+/// path costs) into `*out`. `opt` NULL = defaults. Thread safety: thread-safe on a graph nobody
+/// updates.
+///
+/// # Safety
+/// `res` and `g` are NULL or dyng handles; `opt` is NULL or readable (with `num_preferences`
+/// readable entries at `preferences`); `out` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn dyng_mosp_compute(
+    res: *const dyng_resources_t,
+    g: *const dyng_graph_t,
+    source: i32,
+    opt: *const dyng_mosp_options_t,
+    out: *mut *mut dyng_result_t,
+) -> dyng_status_t {
+    const F: &str = "dyng_mosp_compute";
+    guard(F, || {
+        // SAFETY: caller contract for every pointer below.
+        unsafe {
+            let r = resources(res, F)?;
+            let g = graph(g, F)?;
+            let opt = read_versioned(opt, F)?;
+            non_null(out, F, "out")?;
+            let source = vertex(source, g.n(), "source", F)?;
+            if !opt.preferences.is_null() && opt.num_preferences == 0 {
+                return Err(invalid(format!(
+                    "dyng: {F}: opt->preferences is set but opt->num_preferences is 0"
+                )));
+            }
+            let prefs = slice(opt.preferences, opt.num_preferences, F, "opt->preferences")?;
+            let mopt = MospOptions {
+                k: (opt.k != 0).then_some(opt.k as usize),
+                preferences: prefs.to_vec(),
+                delta: positive_delta(opt.delta, F)?,
+            };
+            emit(
+                out,
+                AnyResult::Mosp(MospResult::compute(r, g, source, &mopt)?),
+            );
+        }
+        Ok(())
+    })
+}
+
+/// Adopts an existing tree of `objective` (n distances, n parents; -1 = no parent) on `g`'s
+/// current state as a new result `*out`, after checking it is a valid shortest-path tree rooted at
+/// `source`. With `canonicalize`, parents first move to the lowest-id tight in-neighbour. The
+/// arrays are copied. Thread safety: thread-safe on a graph nobody updates.
+///
+/// # Safety
+/// `res` and `g` are NULL or dyng handles; `dist` and `parent` are NULL or hold n readable
+/// elements; `out` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn dyng_sssp_from_arrays(
+    res: *const dyng_resources_t,
+    g: *const dyng_graph_t,
+    source: i32,
+    objective: u32,
+    dist: *const i64,
+    parent: *const i32,
+    canonicalize: bool,
+    out: *mut *mut dyng_result_t,
+) -> dyng_status_t {
+    const F: &str = "dyng_sssp_from_arrays";
+    guard(F, || {
+        // SAFETY: caller contract for every pointer below.
+        unsafe {
+            resources(res, F)?;
+            let g = graph(g, F)?;
+            non_null(dist, F, "dist")?;
+            non_null(parent, F, "parent")?;
+            non_null(out, F, "out")?;
+            let source = vertex(source, g.n(), "source", F)?;
+            let objective = objective_index(objective, g, F)?;
+            let dist = slice(dist, g.n(), F, "dist")?.to_vec();
+            let parent = slice(parent, g.n(), F, "parent")?.to_vec();
+            let r = SsspResult::from_arrays(
+                g,
+                source,
+                objective,
+                dist,
+                parent,
+                canonicalize,
+                &SsspOptions::default(),
+            )?;
+            emit(out, AnyResult::Sssp(r));
+        }
+        Ok(())
+    })
+}
+
+/// Gathers the result handles of a `dyng_update` call, refusing NULL, freed and repeated ones.
+///
+/// # Safety
+/// `results` holds `count` readable pointers, each NULL or a dyng handle nobody else uses.
+unsafe fn results_mut<'a>(
+    results: *const *mut dyng_result_t,
+    count: usize,
+    func: &str,
+) -> FfiResult<Vec<&'a mut ResultHandle>> {
+    // SAFETY: caller contract.
+    let ptrs = unsafe { slice(results, count, func, "results")? };
+    for (i, p) in ptrs.iter().enumerate() {
+        if let Some(j) = ptrs[..i].iter().position(|q| q == p) {
+            return Err(invalid(format!(
+                "dyng: {func}: results[{i}] repeats results[{j}]; list each result once"
+            )));
+        }
+    }
+    ptrs.iter()
+        .enumerate()
+        // SAFETY: distinct pointers (checked above), each NULL or a dyng handle (caller contract).
+        .map(|(i, &p)| unsafe { handle::get_mut(p, func, &format!("results[{i}]")) })
+        .collect()
+}
+
+/// Applies `batch` to `g` once and brings every listed result up to date. `stats` is NULL or an
+/// array of `count` entries, each with `struct_size` set (all equal); entry i gets result i's
+/// counters (MOSP: summed over its objectives). Everything is validated before anything changes: on
+/// any error, graph and results are as before. A result of another graph or of an older state gives
+/// `DYNG_ERR_STALE_RESULT`. Thread safety: nobody else may use `g` or the listed results during the
+/// call.
+///
+/// # Safety
+/// `res` and `g` are NULL or dyng handles; `batch` is NULL or a readable batch; `results` holds
+/// `count` readable pointers; `stats` is NULL or holds `count` writable entries.
+#[no_mangle]
+pub unsafe extern "C" fn dyng_update(
+    res: *const dyng_resources_t,
+    g: *mut dyng_graph_t,
+    batch: *const dyng_batch_t,
+    results: *const *mut dyng_result_t,
+    count: usize,
+    stats: *mut dyng_update_stats_t,
+) -> dyng_status_t {
+    const F: &str = "dyng_update";
+    guard(F, || {
+        // SAFETY: caller contract for every pointer below.
+        unsafe {
+            let r = resources(res, F)?;
+            let graph: &mut Graph = handle::get_mut(g, F, "g")?;
+            non_null(batch, F, "batch")?;
+            let view = batch_view(batch, graph.k(), F)?;
+            let stride = stats_stride(stats, count, F)?;
+            let mut handles = results_mut(results, count, F)?;
+            let mut list: Vec<ResultMut<'_>> = handles
+                .iter_mut()
+                .map(|h| match &mut h.result {
+                    AnyResult::Sssp(s) => ResultMut::Sssp(s),
+                    AnyResult::Mosp(m) => ResultMut::Mosp(m),
+                })
+                .collect();
+            let all = update(r, graph, &view, &mut list)?;
+            drop(list);
+            for (i, (h, s)) in handles.iter_mut().zip(&all).enumerate() {
+                h.last_stats = *s;
+                if stride > 0 {
+                    let entry = (stats as *mut u8).add(i * stride) as *mut dyng_update_stats_t;
+                    write_versioned(entry, stride, stats_to_c(s));
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The byte stride of the caller's stats array (0 when `stats` is NULL), checked before anything
+/// changes so that a bad array cannot fail the call after the commit.
+///
+/// # Safety
+/// `stats` is NULL or holds `count` entries of its first entry's `struct_size` bytes.
+unsafe fn stats_stride(
+    stats: *mut dyng_update_stats_t,
+    count: usize,
+    func: &str,
+) -> FfiResult<usize> {
+    if stats.is_null() || count == 0 {
+        return Ok(0);
+    }
+    // SAFETY: caller contract.
+    let stride = unsafe { output_size(stats, func)? };
+    for i in 1..count {
+        // SAFETY: entry i starts `i * stride` bytes in (caller contract).
+        let size = unsafe { std::ptr::read((stats as *const u8).add(i * stride) as *const usize) };
+        if size != stride {
+            return Err(invalid(format!(
+                "dyng: {func}: stats[{i}].struct_size = {size} differs from stats[0].struct_size = {stride}"
+            )));
+        }
+    }
+    Ok(stride)
+}
+
+/// Borrows result handle `r`.
+///
+/// # Safety
+/// `r` is NULL or a dyng handle nobody mutates during `'a`.
+pub(crate) unsafe fn result<'a>(
+    r: *const dyng_result_t,
+    func: &str,
+) -> FfiResult<&'a ResultHandle> {
+    // SAFETY: forwarded contract.
+    unsafe { handle::get(r, func, "r") }
+}
+
+/// Fills `*out` (set `out->struct_size` first): kind, source, objectives, graph version, last
+/// stats. Thread safety: thread-safe on a result nobody updates.
+///
+/// # Safety
+/// `r` is NULL or a dyng handle; `out` is NULL or a writable struct of `out->struct_size` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn dyng_result_info(
+    r: *const dyng_result_t,
+    out: *mut dyng_result_info_t,
+) -> dyng_status_t {
+    const F: &str = "dyng_result_info";
+    guard(F, || {
+        // SAFETY: caller contract for every pointer below.
+        unsafe {
+            let h = result(r, F)?;
+            non_null(out, F, "out")?;
+            let size = output_size(out, F)?;
+            let mut stats = stats_to_c(&h.last_stats);
+            stats.struct_size = std::mem::size_of::<dyng_update_stats_t>();
+            let info = match &h.result {
+                AnyResult::Sssp(s) => dyng_result_info_t {
+                    struct_size: 0,
+                    kind: DYNG_RESULT_SSSP,
+                    source: s.source() as i32,
+                    objective: s.objective() as u32,
+                    k: 1,
+                    graph_k: 0,
+                    n: s.distances().len(),
+                    graph_version: s.graph_version(),
+                    last_stats: stats,
+                },
+                AnyResult::Mosp(m) => dyng_result_info_t {
+                    struct_size: 0,
+                    kind: DYNG_RESULT_MOSP,
+                    source: m.source() as i32,
+                    objective: 0,
+                    k: m.k() as u32,
+                    graph_k: m.graph_k() as u32,
+                    n: m.combined_distances().len(),
+                    graph_version: m.graph_version(),
+                    last_stats: stats,
+                },
+            };
+            write_versioned(out, size, info);
+        }
+        Ok(())
+    })
+}
+
+/// The tree of objective `k` (or the MOSP tree for `DYNG_TREE_COMBINED`) of a result.
+fn tree_parents_and_source(h: &ResultHandle, k: u32, func: &str) -> FfiResult<(Vec<i32>, usize)> {
+    match (&h.result, k) {
+        (AnyResult::Mosp(m), DYNG_TREE_COMBINED) => Ok((m.combined_parents().to_vec(), m.source())),
+        (AnyResult::Mosp(m), k) if (k as usize) < m.k() => {
+            let t = m.tree(k as usize);
+            Ok((t.parents().to_vec(), t.source()))
+        }
+        (AnyResult::Sssp(s), k) if k as usize == s.objective() => Ok((s.parents().to_vec(), s.source())),
+        (_, k) => Err(invalid(format!(
+            "dyng: {func}: k = {k} names no tree of this result (SSSP: its objective; MOSP: 0..K-1 or DYNG_TREE_COMBINED)"
+        ))),
+    }
+}
+
+/// Writes the path from the source to `target` in tree `k` (objective k, or `DYNG_TREE_COMBINED`
+/// for the MOSP tree), source first, to `out` and its length to `*len` (0 if `target` is
+/// unreachable). With `out` NULL and `cap` 0 only `*len` is written; a `cap` below the length gives
+/// `DYNG_ERR_CAPACITY`. Thread safety: thread-safe on a result nobody updates.
+///
+/// # Safety
+/// `r` is NULL or a dyng handle; `out` is NULL or holds `cap` writable elements; `len` is writable.
+#[no_mangle]
+pub unsafe extern "C" fn dyng_result_path(
+    r: *const dyng_result_t,
+    k: u32,
+    target: i32,
+    out: *mut i32,
+    cap: usize,
+    len: *mut usize,
+) -> dyng_status_t {
+    const F: &str = "dyng_result_path";
+    guard(F, || {
+        // SAFETY: caller contract for every pointer below.
+        unsafe {
+            let h = result(r, F)?;
+            non_null(len, F, "len")?;
+            let (parents, source) = tree_parents_and_source(h, k, F)?;
+            let target = vertex(target, parents.len(), "target", F)?;
+            let path = crate::sssp::tree_path(&parents, source, target)?;
+            if !(out.is_null() && cap == 0) {
+                if cap < path.len() {
+                    return Err(crate::Error::Capacity(format!(
+                        "dyng: {F}: the path to {target} has {} vertices but cap = {cap}",
+                        path.len()
+                    ))
+                    .into());
+                }
+                super::boundary::slice_mut(out, path.len(), F, "out")?.copy_from_slice(&path);
+            }
+            *len = path.len();
+        }
+        Ok(())
+    })
+}
+
+/// Frees a result; NULL is a no-op. Views taken from it stay valid. Thread safety: no other
+/// thread may use the result.
+///
+/// # Safety
+/// `r` is NULL or a dyng handle not in use elsewhere.
+#[no_mangle]
+pub unsafe extern "C" fn dyng_result_free(r: *mut dyng_result_t) {
+    // SAFETY: forwarded contract.
+    guard("dyng_result_free", || unsafe {
+        handle::free(r, "dyng_result_free")
+    });
+}
