@@ -67,6 +67,22 @@
 #define DYNG_ISOLATION_WORKER 1
 
 /**
+ * Adaptive update: recompute from the source when half the vertices are candidates (canonical
+ * trees of graphs with at least 4096 vertices only; results are bit-identical either way).
+ */
+#define DYNG_FALLBACK_ADAPTIVE 0
+
+/**
+ * Always repair the tree incrementally.
+ */
+#define DYNG_FALLBACK_NEVER 1
+
+/**
+ * Always recompute from scratch (for comparisons).
+ */
+#define DYNG_FALLBACK_ALWAYS 2
+
+/**
  * Graph file format: the MOSP CSR text triplet; `path` is the prefix P of `PRowPtr.txt`,
  * `PColInd.txt`, `PValues.txt`.
  */
@@ -404,6 +420,11 @@ typedef struct dyng_sssp_options_t {
    * Bucket width of the near-far search; 0 = the originals' default for the objective.
    */
   int64_t delta;
+  /**
+   * Adaptive-update policy: `DYNG_FALLBACK_ADAPTIVE` (default), `DYNG_FALLBACK_NEVER` or
+   * `DYNG_FALLBACK_ALWAYS`.
+   */
+  uint32_t fallback;
 } dyng_sssp_options_t;
 
 /**
@@ -431,6 +452,10 @@ typedef struct dyng_mosp_options_t {
    * Bucket width of the K objective searches; 0 = each objective's default.
    */
   int64_t delta;
+  /**
+   * Adaptive-update policy of the K trees (see `dyng_sssp_options_t::fallback`).
+   */
+  uint32_t fallback;
 } dyng_mosp_options_t;
 
 /**

@@ -59,6 +59,14 @@ pub const DYNG_ISOLATION_IN_PROCESS: u32 = 0;
 /// `DYNG_ERR_NOT_SUPPORTED`).
 pub const DYNG_ISOLATION_WORKER: u32 = 1;
 
+/// Adaptive update: recompute from the source when half the vertices are candidates (canonical
+/// trees of graphs with at least 4096 vertices only; results are bit-identical either way).
+pub const DYNG_FALLBACK_ADAPTIVE: u32 = 0;
+/// Always repair the tree incrementally.
+pub const DYNG_FALLBACK_NEVER: u32 = 1;
+/// Always recompute from scratch (for comparisons).
+pub const DYNG_FALLBACK_ALWAYS: u32 = 2;
+
 /// Graph file format: the MOSP CSR text triplet; `path` is the prefix P of `PRowPtr.txt`,
 /// `PColInd.txt`, `PValues.txt`.
 pub const DYNG_FORMAT_CSR_TEXT: u32 = 0;

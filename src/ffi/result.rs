@@ -16,7 +16,7 @@ use super::handle::{self, impl_handle};
 use super::resources::{dyng_resources_t, resources};
 use crate::graph::Graph;
 use crate::mosp::{MospOptions, MospResult};
-use crate::sssp::{SsspOptions, SsspResult, UpdateStats};
+use crate::sssp::{Fallback, SsspOptions, SsspResult, UpdateStats};
 use crate::update::{update, ResultMut};
 
 /// A maintained result on a graph: an SSSP tree or a MOSP result. Thread safety: read-only calls
@@ -96,6 +96,9 @@ pub struct dyng_sssp_options_t {
     pub struct_size: usize,
     /// Bucket width of the near-far search; 0 = the originals' default for the objective.
     pub delta: i64,
+    /// Adaptive-update policy: `DYNG_FALLBACK_ADAPTIVE` (default), `DYNG_FALLBACK_NEVER` or
+    /// `DYNG_FALLBACK_ALWAYS`.
+    pub fallback: u32,
 }
 
 // SAFETY: repr(C), starts with `usize struct_size`, integers only.
@@ -106,6 +109,7 @@ unsafe impl Versioned for dyng_sssp_options_t {
         dyng_sssp_options_t {
             struct_size: std::mem::size_of::<Self>(),
             delta: 0,
+            fallback: DYNG_FALLBACK_ADAPTIVE,
         }
     }
 }
@@ -125,6 +129,8 @@ pub struct dyng_mosp_options_t {
     pub num_preferences: usize,
     /// Bucket width of the K objective searches; 0 = each objective's default.
     pub delta: i64,
+    /// Adaptive-update policy of the K trees (see `dyng_sssp_options_t::fallback`).
+    pub fallback: u32,
 }
 
 // SAFETY: repr(C), starts with `usize struct_size`, integers and a pointer.
@@ -138,6 +144,7 @@ unsafe impl Versioned for dyng_mosp_options_t {
             preferences: std::ptr::null(),
             num_preferences: 0,
             delta: 0,
+            fallback: DYNG_FALLBACK_ADAPTIVE,
         }
     }
 }
@@ -184,6 +191,17 @@ fn positive_delta(delta: i64, func: &str) -> FfiResult<Option<i64>> {
         d if d > 0 => Ok(Some(d)),
         d => Err(invalid(format!(
             "dyng: {func}: delta = {d} must be > 0 (or 0 for the default)"
+        ))),
+    }
+}
+
+fn fallback_policy(v: u32, func: &str) -> FfiResult<Fallback> {
+    match v {
+        DYNG_FALLBACK_ADAPTIVE => Ok(Fallback::Adaptive),
+        DYNG_FALLBACK_NEVER => Ok(Fallback::Never),
+        DYNG_FALLBACK_ALWAYS => Ok(Fallback::Always),
+        v => Err(invalid(format!(
+            "dyng: {func}: fallback = {v} is not a DYNG_FALLBACK_* value"
         ))),
     }
 }
@@ -268,6 +286,7 @@ pub unsafe extern "C" fn dyng_sssp_compute(
             let objective = objective_index(objective, g, F)?;
             let sopt = SsspOptions {
                 delta: positive_delta(opt.delta, F)?,
+                fallback: fallback_policy(opt.fallback, F)?,
             };
             emit(
                 out,
@@ -312,6 +331,7 @@ pub unsafe extern "C" fn dyng_mosp_compute(
                 k: (opt.k != 0).then_some(opt.k as usize),
                 preferences: prefs.to_vec(),
                 delta: positive_delta(opt.delta, F)?,
+                fallback: fallback_policy(opt.fallback, F)?,
             };
             emit(
                 out,
