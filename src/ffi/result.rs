@@ -217,22 +217,6 @@ fn objective_index(objective: u32, g: &Graph, func: &str) -> FfiResult<usize> {
     Ok(j)
 }
 
-fn sum_stats(all: &[UpdateStats]) -> UpdateStats {
-    let mut sum = UpdateStats {
-        packed_parents: true,
-        ..Default::default()
-    };
-    for s in all {
-        sum.invalidated += s.invalidated;
-        sum.affected += s.affected;
-        sum.iterations += s.iterations;
-        sum.epochs += s.epochs;
-        sum.pushes += s.pushes;
-        sum.packed_parents &= s.packed_parents;
-        sum.fallback_used |= s.fallback_used;
-    }
-    sum
-}
 
 /// Writes a new result handle to `*out`.
 ///
@@ -241,7 +225,7 @@ fn sum_stats(all: &[UpdateStats]) -> UpdateStats {
 unsafe fn emit(out: *mut *mut dyng_result_t, result: AnyResult) {
     let last_stats = match &result {
         AnyResult::Sssp(s) => s.stats(),
-        AnyResult::Mosp(m) => sum_stats(&m.objective_stats()),
+        AnyResult::Mosp(m) => UpdateStats::sum(&m.objective_stats()),
     };
     // SAFETY: forwarded contract.
     unsafe { *out = handle::into_handle::<dyng_result_t>(ResultHandle { result, last_stats }) };

@@ -74,6 +74,28 @@ struct Run<'a, E: Exec> {
     packing: Packing,
 }
 
+impl<'a, E: Exec> Run<'a, E> {
+    /// Chooses the packing, sizes the workspace and starts the stats of one run.
+    fn prepare(
+        exec: &'a E,
+        out: OutView<'a>,
+        source: usize,
+        delta: i64,
+        max_weight: i64,
+        ws: &mut Workspace,
+    ) -> Result<(Self, UpdateStats)> {
+        let n = out.row_ptr.len() - 1;
+        let packing = Packing::choose(n, max_weight)?;
+        ws.reserve(n);
+        let stats = UpdateStats {
+            packed_parents: packing.packed_parents(),
+            ..Default::default()
+        };
+        let delta = delta as u64;
+        Ok((Run { exec, out, source, delta, packing }, stats))
+    }
+}
+
 /// Static solve from `source` (used for a fresh SSSP result and for the combined graph).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn compute<E: Exec>(
@@ -88,19 +110,7 @@ pub(crate) fn compute<E: Exec>(
 ) -> Result<UpdateStats> {
     let n = out.row_ptr.len() - 1;
     check_run_args(n, source, delta, dist.len(), parent.len())?;
-    let packing = Packing::choose(n, max_weight)?;
-    ws.reserve(n);
-    let mut stats = UpdateStats {
-        packed_parents: packing.packed_parents(),
-        ..Default::default()
-    };
-    let run = Run {
-        exec,
-        out,
-        source,
-        delta: delta as u64,
-        packing,
-    };
+    let (run, mut stats) = Run::prepare(exec, out, source, delta, max_weight, ws)?;
     let mut gens = Generations(ws.generation);
     let shared: &Workspace = ws;
     exec.install(|| {
@@ -148,20 +158,8 @@ pub(crate) fn update<E: Exec>(
 ) -> Result<UpdateStats> {
     let n = out.row_ptr.len() - 1;
     check_run_args(n, source, delta, dist.len(), parent.len())?;
-    check_changes(n, &changes)?;
-    let packing = Packing::choose(n, max_weight)?;
-    ws.reserve(n);
-    let mut stats = UpdateStats {
-        packed_parents: packing.packed_parents(),
-        ..Default::default()
-    };
-    let run = Run {
-        exec,
-        out,
-        source,
-        delta: delta as u64,
-        packing,
-    };
+    check_changes(n, changes.from, changes.to, changes.heads)?;
+    let (run, mut stats) = Run::prepare(exec, out, source, delta, max_weight, ws)?;
     let mut gens = Generations(ws.generation);
     let shared: &Workspace = ws;
     let result = exec.install(|| -> Result<()> {
@@ -198,7 +196,7 @@ pub(crate) fn update<E: Exec>(
     result.map(|()| stats)
 }
 
-fn check_run_args(n: usize, source: usize, delta: i64, dl: usize, pl: usize) -> Result<()> {
+pub(crate) fn check_run_args(n: usize, source: usize, delta: i64, dl: usize, pl: usize) -> Result<()> {
     if dl != n || pl != n {
         return Err(Error::invalid(format!(
             "dyng: distance and parent arrays have {dl} and {pl} entries, want n = {n}"
@@ -215,15 +213,16 @@ fn check_run_args(n: usize, source: usize, delta: i64, dl: usize, pl: usize) -> 
     Ok(())
 }
 
-fn check_changes(n: usize, c: &Changes<'_>) -> Result<()> {
-    if c.from.len() != c.to.len() {
+/// Checks a changed-edge list and the insertion heads against `n` (shared with the CUDA engine).
+pub(crate) fn check_changes(n: usize, from: &[i32], to: &[i32], heads: &[i32]) -> Result<()> {
+    if from.len() != to.len() {
         return Err(Error::invalid(format!(
             "dyng: {} changed-edge sources but {} targets",
-            c.from.len(),
-            c.to.len()
+            from.len(),
+            to.len()
         )));
     }
-    for (what, list) in [("changed source", c.from), ("changed target", c.to), ("insertion head", c.heads)] {
+    for (what, list) in [("changed source", from), ("changed target", to), ("insertion head", heads)] {
         if let Some(&v) = list.iter().find(|&&v| v < 0 || v as usize >= n) {
             return Err(Error::invalid(format!(
                 "dyng: {what} vertex {v} is outside [0, n = {n})"
