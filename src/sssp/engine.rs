@@ -362,13 +362,13 @@ fn pull<E: Exec>(run: &Run<'_, E>, inn: InView<'_>, ws: &Workspace, g1: i32) {
             let v = ws.candidates.get(i) as usize;
             let cur = ws.packed[v].load(Relaxed);
             let mut best = cur;
-            for e in inn.row_ptr[v] as usize..inn.row_ptr[v + 1] as usize {
-                let u = inn.tails[e];
+            let row = inn.row_ptr[v] as usize..inn.row_ptr[v + 1] as usize;
+            for (&u, &w) in inn.tails[row.clone()].iter().zip(&inn.w[row]) {
                 let wu = ws.packed[u as usize].load(Relaxed);
                 if wu == PACKED_INF {
                     continue;
                 }
-                let nd = p.dist(wu) + inn.w[e] as u64;
+                let nd = p.dist(wu) + w as u64;
                 if nd <= p.max_candidate {
                     best = best.min(p.pack(nd, u));
                 }
@@ -499,12 +499,14 @@ fn push_round<E: Exec>(
                 continue;
             }
             let du = p.dist(wu);
-            for e in out.row_ptr[u] as usize..out.row_ptr[u + 1] as usize {
-                let x = out.col[e] as usize;
+            let row = out.row_ptr[u] as usize..out.row_ptr[u + 1] as usize;
+            // Zipped row slices: one bounds check per row instead of two per edge.
+            for (&x, &w) in out.col[row.clone()].iter().zip(&out.w[row]) {
+                let x = x as usize;
                 if x == source {
                     continue;
                 }
-                let nd = du + out.w[e] as u64;
+                let nd = du + w as u64;
                 if nd > p.max_candidate {
                     continue;
                 }
