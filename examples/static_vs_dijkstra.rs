@@ -32,7 +32,14 @@ fn main() -> dyng::Result<()> {
     println!("grid {side}x{side}: n = {}, m = {}; binary-heap Dijkstra {dij:.1} ms", g.n(), g.m());
     for (i, (name, _)) in engines.iter().enumerate() {
         let m = median(times[i].clone());
-        println!("  {name:<11} static solve {m:8.1} ms   Dijkstra / this = {:.2}x", dij / m);
+        let st = SsspResult::compute(&engines[i].1, &g, 0, 0, &SsspOptions::default())?.stats();
+        println!(
+            "  {name:<11} static solve {m:8.1} ms   Dijkstra / this = {:.2}x   (iterations {}, epochs {}, pushes {})",
+            dij / m,
+            st.iterations,
+            st.epochs,
+            st.pushes
+        );
     }
     Ok(())
 }
