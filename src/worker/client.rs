@@ -486,10 +486,17 @@ impl Client {
         if hello.build_id != super::server::build_id() && !self.opts.allow_build_skew {
             return Err(protocol("the worker comes from another build of dyng"));
         }
+        // SO_PEERCRED of a socketpair names the process that created the pair (this one), not
+        // the child, so the spawned pid is checked through HELLO and the uid through the socket.
         let (pid, uid) = sys::peer_cred(sock.as_raw_fd()).map_err(|e| protocol(format!("SO_PEERCRED: {e}")))?;
         // SAFETY: getuid has no preconditions.
-        if pid as u32 != child.id() || uid != unsafe { libc::getuid() } {
-            return Err(protocol(format!("socket peer is pid {pid} uid {uid}, not the spawned worker")));
+        let me = unsafe { libc::getuid() };
+        if hello.worker_pid != child.id() || pid as u32 != std::process::id() || uid != me {
+            return Err(protocol(format!(
+                "HELLO from pid {} (socket peer pid {pid} uid {uid}), not the spawned worker {}",
+                hello.worker_pid,
+                child.id()
+            )));
         }
         let spawn_id = sys::random_u64();
         let w = Welcome {

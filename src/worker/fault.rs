@@ -2,7 +2,8 @@
 //!
 //! Compiled in only with the `fault-injection` cargo feature, which refuses release builds; without
 //! it [`hit`] is an empty inline function. Points are named W1-W9 (worker) and H1-H7 (host); each
-//! process acts only on the points it reaches.
+//! process acts only on the points it reaches. Test extension: a comma-separated list of specs, each
+//! with an optional 4th field naming the only worker generation it applies to.
 
 #[cfg(all(feature = "fault-injection", not(debug_assertions)))]
 compile_error!("the fault-injection feature must never be enabled in release builds");
@@ -13,26 +14,48 @@ mod imp {
     use std::sync::OnceLock;
 
     static HANGING: AtomicBool = AtomicBool::new(false);
-    static HITS: AtomicU32 = AtomicU32::new(0);
+    static GENERATION: AtomicU32 = AtomicU32::new(0);
 
-    fn spec() -> &'static Option<(String, String, u32)> {
-        static SPEC: OnceLock<Option<(String, String, u32)>> = OnceLock::new();
-        SPEC.get_or_init(|| {
-            let v = std::env::var("DYNG_FAULT").ok()?;
-            let mut it = v.split(':');
-            let point = it.next()?.to_string();
-            let action = it.next()?.to_string();
-            let nth = it.next().and_then(|n| n.parse().ok()).unwrap_or(1);
-            Some((point, action, nth))
+    struct Spec {
+        point: String,
+        action: String,
+        nth: u32,
+        generation: Option<u32>,
+        hits: AtomicU32,
+    }
+
+    fn specs() -> &'static [Spec] {
+        static SPECS: OnceLock<Vec<Spec>> = OnceLock::new();
+        SPECS.get_or_init(|| {
+            let v = std::env::var("DYNG_FAULT").unwrap_or_default();
+            v.split(',')
+                .filter_map(|one| {
+                    let mut it = one.split(':');
+                    Some(Spec {
+                        point: it.next()?.to_string(),
+                        action: it.next()?.to_string(),
+                        nth: it.next().and_then(|n| n.parse().ok()).unwrap_or(1),
+                        generation: it.next().and_then(|g| g.parse().ok()),
+                        hits: AtomicU32::new(0),
+                    })
+                })
+                .collect()
         })
     }
 
+    /// Tells the fault points which worker generation this process is.
+    pub fn set_generation(g: u32) {
+        GENERATION.store(g, Ordering::SeqCst);
+    }
+
     pub fn hit(point: &str) {
-        let Some((p, action, nth)) = spec() else { return };
-        if p != point || HITS.fetch_add(1, Ordering::SeqCst) + 1 != *nth {
+        let gen = GENERATION.load(Ordering::SeqCst);
+        let Some(spec) = specs().iter().find(|s| {
+            s.point == point && s.generation.is_none_or(|g| g == gen) && s.hits.fetch_add(1, Ordering::SeqCst) + 1 == s.nth
+        }) else {
             return;
-        }
-        match action.as_str() {
+        };
+        match spec.action.as_str() {
             "CRASH" => std::process::abort(),
             // SAFETY: signalling ourselves; the process ends here.
             "SIGKILL_SELF" => unsafe {
@@ -74,6 +97,8 @@ mod imp {
     #[inline(always)]
     pub fn hit(_point: &str) {}
     #[inline(always)]
+    pub fn set_generation(_g: u32) {}
+    #[inline(always)]
     pub fn hanging() -> bool {
         false
     }
@@ -83,4 +108,4 @@ mod imp {
     }
 }
 
-pub use imp::{hanging, hit, no_future_write};
+pub use imp::{hanging, hit, no_future_write, set_generation};

@@ -244,6 +244,7 @@ fn serve() -> Result<()> {
         return Err(protocol(format!("expected WELCOME, got type {:#x}", h.msg_type)));
     }
     let welcome = Welcome::get(&mut Dec::new(&body))?;
+    fault::set_generation(welcome.generation);
     let backend = match welcome.backend {
         2 => Backend::Cuda,
         _ => Backend::Parallel,
