@@ -89,6 +89,7 @@ fn errors_travel_with_the_in_process_status_and_message() {
 
 #[test]
 fn thousand_views_with_prompt_release_keep_the_pool_constant() {
+    let _serial = serial();
     let c = Client::spawn(opts()).unwrap();
     let g = grid(40, 40, 1, 2);
     c.load_graph(&g).unwrap();
@@ -118,6 +119,7 @@ fn thousand_views_with_prompt_release_keep_the_pool_constant() {
 
 #[test]
 fn ttl_retires_a_leaked_view_which_stays_readable_and_unchanged() {
+    let _serial = serial();
     let o = WorkerOptions { lend_ttl_ms: 200, heartbeat_ms: 50, ..opts() };
     let c = Client::spawn(o).unwrap();
     let g = grid(30, 30, 1, 3);
@@ -166,6 +168,7 @@ fn checkpoint_and_echo_round_trip() {
 
 #[test]
 fn killed_worker_is_replaced_and_replayed_and_nothing_leaks() {
+    let _serial = serial();
     let shm0 = shm_listing();
     let fds0 = self_fd_count();
     let g = grid(30, 30, 2, 5);

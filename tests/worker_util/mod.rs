@@ -117,3 +117,9 @@ pub fn session_members(sid: u32) -> Vec<u32> {
 pub fn self_fd_count() -> usize {
     fd_targets(std::process::id()).len()
 }
+
+/// Serializes the tests of one binary that read process-wide counters (fds, mappings).
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
