@@ -874,6 +874,28 @@ dyng_status_t dyng_sssp_from_arrays(const struct dyng_resources_t *res,
                                     struct dyng_result_t **out);
 
 /**
+ * Builds a MOSP result `*out` from `k` SSSP results of `g`'s current state, one per objective
+ * 0..k-1 in that order and all from `source` (typically adopted with `dyng_sssp_from_arrays`, as a
+ * MOSP-style program holding its own trees does): the trees are copied, then combined (combined
+ * graph, MOSP tree, path costs). `preferences` is NULL (all ones) or holds `num_preferences` = k
+ * values >= 1 with lcm <= 2^20. The SSSP results stay valid and independent. Thread safety:
+ * thread-safe on a graph and results nobody updates.
+ *
+ * # Safety
+ * `res` and `g` are NULL or dyng handles; `trees` holds `k` readable pointers, each NULL or a
+ * dyng handle; `preferences` is NULL or holds `num_preferences` readable values; `out` is
+ * writable.
+ */
+dyng_status_t dyng_mosp_from_trees(const struct dyng_resources_t *res,
+                                   const struct dyng_graph_t *g,
+                                   int32_t source,
+                                   const struct dyng_result_t *const *trees,
+                                   size_t k,
+                                   const uint32_t *preferences,
+                                   size_t num_preferences,
+                                   struct dyng_result_t **out);
+
+/**
  * Applies `batch` to `g` once and brings every listed result up to date. `stats` is NULL or an
  * array of `count` entries, each with `struct_size` set (all equal); entry i gets result i's
  * counters (MOSP: summed over its objectives). Everything is validated before anything changes: on

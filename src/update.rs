@@ -161,22 +161,11 @@ pub fn update_timed(
         let stats = match r {
             ResultMut::Sssp(s) => ctx.update_tree(s, &mut ws)?,
             ResultMut::Mosp(m) => {
-                let mut sum = UpdateStats {
-                    packed_parents: true,
-                    ..Default::default()
-                };
+                let mut each = Vec::with_capacity(m.trees.len());
                 for t in m.trees.iter_mut() {
-                    let s = ctx.update_tree(t, &mut ws)?;
-                    sum.invalidated += s.invalidated;
-                    sum.affected += s.affected;
-                    sum.iterations += s.iterations;
-                    sum.epochs += s.epochs;
-                    sum.pushes += s.pushes;
-                    sum.packed_parents &= s.packed_parents;
-                    sum.fallback_used |= s.fallback_used;
-                    sum.elapsed_ns += s.elapsed_ns;
+                    each.push(ctx.update_tree(t, &mut ws)?);
                 }
-                sum
+                UpdateStats::sum(&each)
             }
         };
         all_stats.push(stats);

@@ -224,3 +224,59 @@ fn snapshots_do_not_change_when_the_result_is_updated() {
     assert_eq!(*view, copy);
     assert_ne!(r.distances(), &copy[..]);
 }
+
+#[test]
+fn fallback_policies_give_bit_identical_trees() {
+    use dyng::Fallback;
+    for res in [Resources::sequential(), Resources::parallel(2).unwrap()] {
+        let mut outcomes = Vec::new();
+        for policy in [Fallback::Never, Fallback::Always, Fallback::Adaptive] {
+            let mut g = grid_graph(80, 2);
+            let opt = SsspOptions { fallback: policy, ..Default::default() };
+            let mut r = SsspResult::compute(&res, &g, 0, 1, &opt).unwrap();
+            let mut used = Vec::new();
+            for i in 0..6 {
+                let b = some_batch(&g, i);
+                let s = dyng::update_one(&res, &mut g, &b.view(), &mut r).unwrap();
+                let (d, p) = dyng::graph::dijkstra::dijkstra(g.csr(), 1, 0);
+                assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]), "{policy:?}");
+                used.push(s.fallback_used);
+            }
+            match policy {
+                Fallback::Never => assert!(used.iter().all(|&u| !u)),
+                Fallback::Always => assert!(used.iter().all(|&u| u)),
+                Fallback::Adaptive => {}
+            }
+            outcomes.push((r.distances().to_vec(), r.parents().to_vec()));
+        }
+        assert!(outcomes.windows(2).all(|w| w[0] == w[1]));
+    }
+}
+
+#[test]
+fn non_canonical_trees_never_fall_back() {
+    // An adopted tree whose ties were moved keeps the originals' semantics: no recompute.
+    let res = Resources::sequential();
+    let mut g = grid_graph(70, 1);
+    let c = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
+    let (d, mut p) = (c.distances().to_vec(), c.parents().to_vec());
+    // Move one tie to a higher-id tight in-neighbour, if the grid has one.
+    let csr = g.csr().clone();
+    let mut moved = false;
+    for u in 0..csr.n() {
+        for e in csr.row(u) {
+            let v = csr.col_ind()[e] as usize;
+            if v != 0 && !moved && (u as i32) > p[v] && d[u] + csr.column(0)[e] as i64 == d[v] {
+                p[v] = u as i32;
+                moved = true;
+            }
+        }
+    }
+    assert!(moved, "the weights 1..20 grid has ties");
+    let opt = SsspOptions { fallback: dyng::Fallback::Always, ..Default::default() };
+    let mut r = SsspResult::from_arrays(&g, 0, 0, d, p, false, &opt).unwrap();
+    assert!(!r.is_canonical());
+    let b = some_batch(&g, 3);
+    let s = dyng::update_one(&res, &mut g, &b.view(), &mut r).unwrap();
+    assert!(!s.fallback_used);
+}

@@ -17,7 +17,8 @@ use crate::graph::Csr;
 use crate::mosp::{CombineStats, Preferences};
 use crate::resources::pool::WorkspacePool;
 use crate::resources::PooledWorkspace;
-use crate::sssp::packing::OUTPUT_MAX;
+use crate::sssp::engine::{check_changes, check_run_args as check_args};
+use crate::sssp::packing::{max_distance, parent_bits, weight_and_hops};
 use crate::sssp::{default_delta, UpdateStats};
 use cudarc::driver::{CudaFunction, DeviceRepr, LaunchConfig, PushKernelArg};
 
@@ -108,20 +109,11 @@ pub struct CudaPacking {
 
 impl CudaPacking {
     pub fn choose(n: usize, max_weight: i64) -> Result<Self> {
-        let w = max_weight.max(1) as u64;
-        let hops = n.saturating_sub(1).max(1) as u64;
-        if w > OUTPUT_MAX as u64 / hops {
-            return Err(Error::Capacity(format!(
-                "dyng: distances up to {w} * {hops} do not fit in 62 bits"
-            )));
-        }
+        let (w, hops) = weight_and_hops(n, max_weight)?;
         let bound = w * hops;
-        let mut bits = 1u32;
-        while ((1u64 << bits) - 1) < n as u64 {
-            bits += 1;
-        }
-        let max_distance = (u64::MAX >> bits) - 1;
-        let bits = if bound <= max_distance { bits } else { 0 };
+        let bits = parent_bits(n);
+        // The CUDA rule: packed iff the largest tree distance fits (oversize candidates dropped).
+        let bits = if bound <= max_distance(bits) { bits } else { 0 };
         Ok(CudaPacking { bits, bound })
     }
 }
@@ -315,20 +307,6 @@ impl std::fmt::Debug for CudaEngine {
     }
 }
 
-fn check_args(n: usize, source: usize, delta: i64, dl: usize, pl: usize) -> Result<()> {
-    if dl != n || pl != n {
-        return Err(Error::invalid(format!(
-            "dyng: distance and parent arrays have {dl} and {pl} entries, want n = {n}"
-        )));
-    }
-    if source >= n {
-        return Err(Error::invalid(format!("dyng: source {source} is outside [0, n = {n})")));
-    }
-    if delta <= 0 {
-        return Err(Error::invalid(format!("dyng: delta = {delta} must be > 0")));
-    }
-    Ok(())
-}
 
 impl CudaEngine {
     /// Context, stream and kernels of device `ordinal`. [`Error::NotSupported`] names what is
@@ -404,18 +382,7 @@ impl CudaEngine {
         if objective >= graph.k {
             return Err(Error::invalid(format!("dyng: objective {objective} is outside [0, K = {})", graph.k)));
         }
-        if changes.from.len() != changes.to.len() {
-            return Err(Error::invalid(format!(
-                "dyng: {} changed-edge sources but {} targets",
-                changes.from.len(),
-                changes.to.len()
-            )));
-        }
-        for (what, list) in [("changed source", changes.from), ("changed target", changes.to), ("insertion head", changes.heads)] {
-            if let Some(&v) = list.iter().find(|&&v| v < 0 || v as usize >= n) {
-                return Err(Error::invalid(format!("dyng: {what} vertex {v} is outside [0, n = {n})")));
-            }
-        }
+        check_changes(n, changes.from, changes.to, changes.heads)?;
         if let Some(v) = parent.iter().position(|&p| p < -1 || p as i64 >= n as i64) {
             return Err(Error::invalid(format!("dyng: parent[{v}] = {} is outside [-1, n = {n})", parent[v])));
         }

@@ -217,22 +217,6 @@ fn objective_index(objective: u32, g: &Graph, func: &str) -> FfiResult<usize> {
     Ok(j)
 }
 
-fn sum_stats(all: &[UpdateStats]) -> UpdateStats {
-    let mut sum = UpdateStats {
-        packed_parents: true,
-        ..Default::default()
-    };
-    for s in all {
-        sum.invalidated += s.invalidated;
-        sum.affected += s.affected;
-        sum.iterations += s.iterations;
-        sum.epochs += s.epochs;
-        sum.pushes += s.pushes;
-        sum.packed_parents &= s.packed_parents;
-        sum.fallback_used |= s.fallback_used;
-    }
-    sum
-}
 
 /// Writes a new result handle to `*out`.
 ///
@@ -241,7 +225,7 @@ fn sum_stats(all: &[UpdateStats]) -> UpdateStats {
 unsafe fn emit(out: *mut *mut dyng_result_t, result: AnyResult) {
     let last_stats = match &result {
         AnyResult::Sssp(s) => s.stats(),
-        AnyResult::Mosp(m) => sum_stats(&m.objective_stats()),
+        AnyResult::Mosp(m) => UpdateStats::sum(&m.objective_stats()),
     };
     // SAFETY: forwarded contract.
     unsafe { *out = handle::into_handle::<dyng_result_t>(ResultHandle { result, last_stats }) };
@@ -384,6 +368,64 @@ pub unsafe extern "C" fn dyng_sssp_from_arrays(
                 &SsspOptions::default(),
             )?;
             emit(out, AnyResult::Sssp(r));
+        }
+        Ok(())
+    })
+}
+
+/// Builds a MOSP result `*out` from `k` SSSP results of `g`'s current state, one per objective
+/// 0..k-1 in that order and all from `source` (typically adopted with `dyng_sssp_from_arrays`, as a
+/// MOSP-style program holding its own trees does): the trees are copied, then combined (combined
+/// graph, MOSP tree, path costs). `preferences` is NULL (all ones) or holds `num_preferences` = k
+/// values >= 1 with lcm <= 2^20. The SSSP results stay valid and independent. Thread safety:
+/// thread-safe on a graph and results nobody updates.
+///
+/// # Safety
+/// `res` and `g` are NULL or dyng handles; `trees` holds `k` readable pointers, each NULL or a
+/// dyng handle; `preferences` is NULL or holds `num_preferences` readable values; `out` is
+/// writable.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn dyng_mosp_from_trees(
+    res: *const dyng_resources_t,
+    g: *const dyng_graph_t,
+    source: i32,
+    trees: *const *const dyng_result_t,
+    k: usize,
+    preferences: *const u32,
+    num_preferences: usize,
+    out: *mut *mut dyng_result_t,
+) -> dyng_status_t {
+    const F: &str = "dyng_mosp_from_trees";
+    guard(F, || {
+        // SAFETY: caller contract for every pointer below.
+        unsafe {
+            let r = resources(res, F)?;
+            let g = graph(g, F)?;
+            non_null(out, F, "out")?;
+            let source = vertex(source, g.n(), "source", F)?;
+            if k == 0 {
+                return Err(invalid(format!("dyng: {F}: k = 0 trees; a MOSP result needs at least one")));
+            }
+            let ptrs = slice(trees, k, F, "trees")?;
+            let mut copies = Vec::with_capacity(k);
+            for (j, &p) in ptrs.iter().enumerate() {
+                let h: &ResultHandle = handle::get(p, F, &format!("trees[{j}]"))?;
+                match &h.result {
+                    AnyResult::Sssp(s) => copies.push(s.clone()),
+                    AnyResult::Mosp(_) => {
+                        return Err(invalid(format!(
+                            "dyng: {F}: trees[{j}] is a MOSP result; pass SSSP results"
+                        )))
+                    }
+                }
+            }
+            let prefs = if preferences.is_null() {
+                &[][..]
+            } else {
+                slice(preferences, num_preferences, F, "preferences")?
+            };
+            emit(out, AnyResult::Mosp(MospResult::from_trees(r, g, source, copies, prefs)?));
         }
         Ok(())
     })

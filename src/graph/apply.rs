@@ -43,95 +43,142 @@ fn group_by_tail(n: usize, tails: &[i32]) -> (Vec<u32>, Vec<u32>) {
     (start, order)
 }
 
+/// A changed row of the updated graph: the row, and its alive entries in `ChangedRows::entries`.
+struct ChangedRow {
+    row: usize,
+    entries: std::ops::Range<usize>,
+}
+
+/// The rows a batch touches, rebuilt; every other row is copied verbatim.
+struct ChangedRows {
+    rows: Vec<ChangedRow>,
+    /// (head, where the weights come from) of the alive entries of the changed rows.
+    entries: Vec<(i32, Slot)>,
+}
+
+impl ChangedRows {
+    /// Builds one array of the updated graph: spans of unchanged rows are copied from `old`
+    /// (indexed like the old edges), changed rows take `pick(entry)`.
+    fn assemble<T: Copy>(&self, g: &Csr, old: &[T], new_m: usize, pick: impl Fn(&(i32, Slot)) -> T) -> Vec<T> {
+        let mut out = Vec::with_capacity(new_m);
+        let mut next_row = 0;
+        for c in &self.rows {
+            out.extend_from_slice(&old[g.row_ptr()[next_row] as usize..g.row_ptr()[c.row] as usize]);
+            out.extend(self.entries[c.entries.clone()].iter().map(&pick));
+            next_row = c.row + 1;
+        }
+        out.extend_from_slice(&old[g.row_ptr()[next_row] as usize..]);
+        out
+    }
+}
+
 /// Applies `batch` to `g` and returns the new graph; `g` is not modified. The batch must have been
 /// validated against `g` (`BatchView::validate`).
 pub fn apply_batch(g: &Csr, batch: &BatchView<'_>) -> Result<Applied> {
-    let (n, k, m) = (g.n(), g.k(), g.m());
+    let (n, k) = (g.n(), g.k());
     batch.validate(n, k)?;
     let (del_start, del_order) = group_by_tail(n, batch.del_src);
     let (ins_start, ins_order) = group_by_tail(n, batch.ins_src);
 
     let mut row_ptr = Vec::with_capacity(n + 1);
     row_ptr.push(0i32);
-    let mut col_ind: Vec<i32> = Vec::with_capacity(m + batch.num_insertions());
-    let mut slots: Vec<Slot> = Vec::with_capacity(m + batch.num_insertions());
+    let mut changed = ChangedRows {
+        rows: Vec::new(),
+        entries: Vec::new(),
+    };
     let mut masks = vec![0u64; batch.num_insertions()];
     // Scratch for one changed row: (head, slot, alive).
-    let mut entries: Vec<(i32, Slot, bool)> = Vec::new();
+    let mut scratch: Vec<(i32, Slot, bool)> = Vec::new();
+    let mut total = 0usize;
 
     for u in 0..n {
         let dels = &del_order[del_start[u] as usize..del_start[u + 1] as usize];
         let inss = &ins_order[ins_start[u] as usize..ins_start[u + 1] as usize];
         let row = g.row(u);
         if dels.is_empty() && inss.is_empty() {
-            col_ind.extend_from_slice(&g.col_ind()[row.clone()]);
-            slots.extend(row.map(Slot::Original));
+            total += row.len();
         } else {
-            entries.clear();
-            entries.extend(row.clone().map(|e| (g.col_ind()[e], Slot::Original(e), true)));
-            for &d in dels {
-                let v = batch.del_dst[d as usize];
-                if let Some(x) = entries.iter_mut().find(|x| x.2 && x.0 == v) {
-                    x.2 = false;
-                }
-            }
-            for &i in inss {
-                let v = batch.ins_dst[i as usize];
-                match entries.iter_mut().find(|x| x.2 && x.0 == v) {
-                    Some(x) => x.1 = Slot::Insertion(i as usize),
-                    None => entries.push((v, Slot::Insertion(i as usize), true)),
-                }
-            }
-            for &i in inss {
-                let i = i as usize;
-                let v = batch.ins_dst[i];
-                let original = row.clone().find(|&e| g.col_ind()[e] == v);
-                let updated = entries.iter().find(|x| x.2 && x.0 == v);
-                if let (Some(e), Some(&(_, slot, _))) = (original, updated) {
-                    let mut mask = 0u64;
-                    for j in 0..k {
-                        let new_w = match slot {
-                            Slot::Original(f) => g.column(j)[f],
-                            Slot::Insertion(t) => batch.ins_weights[t * k + j],
-                        };
-                        if new_w > g.column(j)[e] {
-                            mask |= 1 << j;
-                        }
-                    }
-                    masks[i] = mask;
-                }
-            }
-            for &(v, slot, alive) in &entries {
-                if alive {
-                    col_ind.push(v);
-                    slots.push(slot);
-                }
-            }
+            rebuild_row(g, batch, u, dels, inss, &mut scratch, &mut masks);
+            let first = changed.entries.len();
+            changed
+                .entries
+                .extend(scratch.iter().filter(|x| x.2).map(|&(v, slot, _)| (v, slot)));
+            total += changed.entries.len() - first;
+            changed.rows.push(ChangedRow {
+                row: u,
+                entries: first..changed.entries.len(),
+            });
         }
-        if col_ind.len() > MAX_EDGES {
+        if total > MAX_EDGES {
             return Err(Error::Capacity(format!(
                 "dyng: the updated graph would have more than 2^31-1 edges (row {u})"
             )));
         }
-        row_ptr.push(col_ind.len() as i32);
+        row_ptr.push(total as i32);
     }
 
-    let new_m = col_ind.len();
-    let mut weights = vec![0i32; new_m * k];
+    let col_ind = changed.assemble(g, g.col_ind(), total, |&(v, _)| v);
+    let mut weights = Vec::with_capacity(total * k);
     for j in 0..k {
-        let src = g.column(j);
-        let out = &mut weights[j * new_m..(j + 1) * new_m];
-        for (e, slot) in slots.iter().enumerate() {
-            out[e] = match *slot {
-                Slot::Original(f) => src[f],
-                Slot::Insertion(i) => batch.ins_weights[i * k + j],
-            };
-        }
+        weights.extend(changed.assemble(g, g.column(j), total, |&(_, slot)| match slot {
+            Slot::Original(f) => g.column(j)[f],
+            Slot::Insertion(i) => batch.ins_weights[i * k + j],
+        }));
     }
     Ok(Applied {
         csr: Csr::from_parts_unchecked(n, k, row_ptr, col_ind, weights),
         increase_masks: masks,
     })
+}
+
+/// Rebuilds row `u` into `entries` (deletions first, then upserts) and sets the weight-increase
+/// masks of its insertions.
+fn rebuild_row(
+    g: &Csr,
+    batch: &BatchView<'_>,
+    u: usize,
+    dels: &[u32],
+    inss: &[u32],
+    entries: &mut Vec<(i32, Slot, bool)>,
+    masks: &mut [u64],
+) {
+    let k = g.k();
+    let row = g.row(u);
+    entries.clear();
+    entries.extend(row.clone().map(|e| (g.col_ind()[e], Slot::Original(e), true)));
+    for &d in dels {
+        let v = batch.del_dst[d as usize];
+        if let Some(x) = entries.iter_mut().find(|x| x.2 && x.0 == v) {
+            x.2 = false;
+        }
+    }
+    for &i in inss {
+        let v = batch.ins_dst[i as usize];
+        match entries.iter_mut().find(|x| x.2 && x.0 == v) {
+            Some(x) => x.1 = Slot::Insertion(i as usize),
+            None => entries.push((v, Slot::Insertion(i as usize), true)),
+        }
+    }
+    // Every insertion of a pair compares the pair's FINAL first copy with its ORIGINAL first copy.
+    for &i in inss {
+        let i = i as usize;
+        let v = batch.ins_dst[i];
+        let original = row.clone().find(|&e| g.col_ind()[e] == v);
+        let updated = entries.iter().find(|x| x.2 && x.0 == v);
+        if let (Some(e), Some(&(_, slot, _))) = (original, updated) {
+            let mut mask = 0u64;
+            for j in 0..k {
+                let new_w = match slot {
+                    Slot::Original(f) => g.column(j)[f],
+                    Slot::Insertion(t) => batch.ins_weights[t * k + j],
+                };
+                if new_w > g.column(j)[e] {
+                    mask |= 1 << j;
+                }
+            }
+            masks[i] = mask;
+        }
+    }
 }
 
 #[cfg(test)]

@@ -7,9 +7,6 @@ use super::rng::{uniform_int, Mt19937};
 use super::CsrText;
 use crate::error::{Error, Result};
 
-/// The largest objective count the preparation tools accept.
-const MAX_K: usize = 32;
-
 /// One in `DIAGONAL_ODDS` grid cells gets a diagonal shortcut (down-right, both directions).
 const DIAGONAL_ODDS: i32 = 8;
 
@@ -31,7 +28,7 @@ pub fn grid(
     wmax: i32,
     seed: u32,
 ) -> Result<CsrText> {
-    check_options(k, wmin, wmax)?;
+    super::mtx::check_weight_options(k, wmin, wmax)?;
     let n = width
         .checked_mul(height)
         .filter(|&n| n >= 1 && n <= i32::MAX as usize)
@@ -66,7 +63,7 @@ pub fn grid(
 /// found through a grid of cells at least r wide (O(n) expected); rows are sorted by head. The K
 /// weights of every directed edge are then drawn edge-major in CSR order, like `mtx2csr` does.
 pub fn rgg(scale: u32, k: usize, wmin: i32, wmax: i32, seed: u32) -> Result<CsrText> {
-    check_options(k, wmin, wmax)?;
+    super::mtx::check_weight_options(k, wmin, wmax)?;
     if scale > MAX_RGG_SCALE {
         return Err(Error::invalid(format!(
             "rgg scale {scale}: at most {MAX_RGG_SCALE} (2^scale vertices must fit 32-bit ids)"
@@ -89,21 +86,6 @@ pub fn rgg(scale: u32, k: usize, wmin: i32, wmax: i32, seed: u32) -> Result<CsrT
         col_ind,
         weights,
     })
-}
-
-/// K in 1..32 and 1 <= wmin <= wmax (the rules of the preparation tools).
-fn check_options(k: usize, wmin: i32, wmax: i32) -> Result<()> {
-    if k == 0 || k > MAX_K {
-        return Err(Error::invalid(format!(
-            "K = {k} objectives; the generators accept 1 to {MAX_K}"
-        )));
-    }
-    if wmin < 1 || wmin > wmax {
-        return Err(Error::invalid(format!(
-            "weight range [{wmin}, {wmax}]; need 1 <= wmin <= wmax <= 2^31-1"
-        )));
-    }
-    Ok(())
 }
 
 /// A double uniform in [0, 1) with 53 random bits, from two outputs (`genrand_res53`).

@@ -77,8 +77,9 @@ pub fn widen(t: &CsrText, k_new: usize, wmin: i32, wmax: i32, seed: u32) -> Resu
     })
 }
 
-/// The option rules of `mtx2csr` and `widen`: K in 1..32 and 1 <= wmin <= wmax.
-fn check_weight_options(k: usize, wmin: i32, wmax: i32) -> Result<()> {
+/// The option rules of `mtx2csr`, `widen` and the graph generators: K in 1..32 and
+/// 1 <= wmin <= wmax.
+pub(crate) fn check_weight_options(k: usize, wmin: i32, wmax: i32) -> Result<()> {
     if k == 0 || k > MAX_K {
         return Err(Error::invalid(format!(
             "K = {k} objectives; the generators accept 1 to {MAX_K}"

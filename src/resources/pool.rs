@@ -185,6 +185,19 @@ mod tests {
     }
 
     #[test]
+    fn a_panic_discards_the_leased_workspace() {
+        let pool = WorkspacePool::new();
+        pool.lease(|| Scratch(vec![0; 10])).give_back();
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let _lease = pool.lease(|| Scratch(vec![0; 1]));
+            panic!("engine failure");
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(pool.idle_count(), 0, "the dirty workspace is not returned");
+        assert_eq!(pool.counters().discarded, 1);
+    }
+
+    #[test]
     fn concurrent_leases_are_distinct() {
         let pool = WorkspacePool::new();
         pool.lease(|| Scratch(vec![1])).give_back();

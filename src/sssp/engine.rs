@@ -74,6 +74,28 @@ struct Run<'a, E: Exec> {
     packing: Packing,
 }
 
+impl<'a, E: Exec> Run<'a, E> {
+    /// Chooses the packing, sizes the workspace and starts the stats of one run.
+    fn prepare(
+        exec: &'a E,
+        out: OutView<'a>,
+        source: usize,
+        delta: i64,
+        max_weight: i64,
+        ws: &mut Workspace,
+    ) -> Result<(Self, UpdateStats)> {
+        let n = out.row_ptr.len() - 1;
+        let packing = Packing::choose(n, max_weight)?;
+        ws.reserve(n);
+        let stats = UpdateStats {
+            packed_parents: packing.packed_parents(),
+            ..Default::default()
+        };
+        let delta = delta as u64;
+        Ok((Run { exec, out, source, delta, packing }, stats))
+    }
+}
+
 /// Static solve from `source` (used for a fresh SSSP result and for the combined graph).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn compute<E: Exec>(
@@ -88,19 +110,7 @@ pub(crate) fn compute<E: Exec>(
 ) -> Result<UpdateStats> {
     let n = out.row_ptr.len() - 1;
     check_run_args(n, source, delta, dist.len(), parent.len())?;
-    let packing = Packing::choose(n, max_weight)?;
-    ws.reserve(n);
-    let mut stats = UpdateStats {
-        packed_parents: packing.packed_parents(),
-        ..Default::default()
-    };
-    let run = Run {
-        exec,
-        out,
-        source,
-        delta: delta as u64,
-        packing,
-    };
+    let (run, mut stats) = Run::prepare(exec, out, source, delta, max_weight, ws)?;
     let mut gens = Generations(ws.generation);
     let shared: &Workspace = ws;
     exec.install(|| {
@@ -148,42 +158,33 @@ pub(crate) fn update<E: Exec>(
 ) -> Result<UpdateStats> {
     let n = out.row_ptr.len() - 1;
     check_run_args(n, source, delta, dist.len(), parent.len())?;
-    check_changes(n, &changes)?;
-    let packing = Packing::choose(n, max_weight)?;
-    ws.reserve(n);
-    let mut stats = UpdateStats {
-        packed_parents: packing.packed_parents(),
-        ..Default::default()
-    };
-    let run = Run {
-        exec,
-        out,
-        source,
-        delta: delta as u64,
-        packing,
-    };
+    check_changes(n, changes.from, changes.to, changes.heads)?;
+    let (run, mut stats) = Run::prepare(exec, out, source, delta, max_weight, ws)?;
     let mut gens = Generations(ws.generation);
     let shared: &Workspace = ws;
     let result = exec.install(|| -> Result<()> {
         let ws = shared;
-        pack_old_tree(&run, ws, dist, parent)?;
-        let g0 = gens.next(ws);
-        ws.candidates.clear();
-        if !changes.from.is_empty() {
-            mark_roots(ws, &changes, parent);
-            invalidate_subtrees(&run, ws, parent)?;
-            collect_invalidated(&run, ws, g0);
+        // Invalidation first: its count decides between repairing and recomputing, and a
+        // recompute needs neither the packed old tree nor the candidate list.
+        let has_roots = !changes.from.is_empty();
+        if has_roots {
+            reset_states(&run, ws, n);
+            let roots = mark_roots(ws, &changes, parent);
+            stats.invalidated = (roots + invalidate_subtrees(&run, ws, parent)?) as i64;
         }
-        stats.invalidated = ws.candidates.len() as i64;
-        for &v in changes.heads {
-            if v as usize != source && exec.claim(&ws.stamp[v as usize], g0) {
-                ws.candidates.push(v);
-            }
-        }
-        if recompute_at.is_some_and(|limit| ws.candidates.len() >= limit) {
+        let candidates = stats.invalidated as usize + changes.heads.len();
+        if recompute_at.is_some_and(|limit| candidates >= limit) {
             stats.fallback_used = true;
             solve_from_source(&run, ws, &mut gens, &mut stats);
         } else {
+            let g0 = gens.next(ws);
+            ws.candidates.clear();
+            pack_old_tree(&run, ws, dist, parent, has_roots.then_some(g0))?;
+            for &v in changes.heads {
+                if v as usize != source && exec.claim(&ws.stamp[v as usize], g0) {
+                    ws.candidates.push(v);
+                }
+            }
             let g1 = gens.next(ws);
             pull(&run, inn, ws, g1);
             near_far(&run, ws, &mut gens, &mut stats);
@@ -195,7 +196,7 @@ pub(crate) fn update<E: Exec>(
     result.map(|()| stats)
 }
 
-fn check_run_args(n: usize, source: usize, delta: i64, dl: usize, pl: usize) -> Result<()> {
+pub(crate) fn check_run_args(n: usize, source: usize, delta: i64, dl: usize, pl: usize) -> Result<()> {
     if dl != n || pl != n {
         return Err(Error::invalid(format!(
             "dyng: distance and parent arrays have {dl} and {pl} entries, want n = {n}"
@@ -212,15 +213,16 @@ fn check_run_args(n: usize, source: usize, delta: i64, dl: usize, pl: usize) -> 
     Ok(())
 }
 
-fn check_changes(n: usize, c: &Changes<'_>) -> Result<()> {
-    if c.from.len() != c.to.len() {
+/// Checks a changed-edge list and the insertion heads against `n` (shared with the CUDA engine).
+pub(crate) fn check_changes(n: usize, from: &[i32], to: &[i32], heads: &[i32]) -> Result<()> {
+    if from.len() != to.len() {
         return Err(Error::invalid(format!(
             "dyng: {} changed-edge sources but {} targets",
-            c.from.len(),
-            c.to.len()
+            from.len(),
+            to.len()
         )));
     }
-    for (what, list) in [("changed source", c.from), ("changed target", c.to), ("insertion head", c.heads)] {
+    for (what, list) in [("changed source", from), ("changed target", to), ("insertion head", heads)] {
         if let Some(&v) = list.iter().find(|&&v| v < 0 || v as usize >= n) {
             return Err(Error::invalid(format!(
                 "dyng: {what} vertex {v} is outside [0, n = {n})"
@@ -230,15 +232,31 @@ fn check_changes(n: usize, c: &Changes<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Packs the old tree into words and resets the invalidation states.
-fn pack_old_tree<E: Exec>(run: &Run<'_, E>, ws: &Workspace, dist: &[i64], parent: &[i32]) -> Result<()> {
+/// Packs the old tree into words. With `invalidated_stamp`, invalidated vertices instead lose
+/// their word, take that stamp and become the first candidates (ascending id when sequential).
+fn pack_old_tree<E: Exec>(
+    run: &Run<'_, E>,
+    ws: &Workspace,
+    dist: &[i64],
+    parent: &[i32],
+    invalidated_stamp: Option<i32>,
+) -> Result<()> {
     let bad = AtomicUsize::new(usize::MAX);
     let p = run.packing;
+    let n = dist.len() as i64;
     run.exec.for_chunks(dist.len(), GRAIN_VERTICES, |r| {
+        let mut cand = Appender::new(&ws.candidates);
         for v in r {
-            ws.state[v].store(0, Relaxed);
-            let d = dist[v];
-            let word = if parent[v] < -1 || parent[v] as i64 >= dist.len() as i64 {
+            let (d, par) = (dist[v], parent[v]);
+            if let Some(g0) = invalidated_stamp {
+                if ws.state[v].load(Relaxed) == INVALID {
+                    ws.packed[v].store(PACKED_INF, Relaxed);
+                    ws.stamp[v].store(g0, Relaxed);
+                    cand.push(v as i32);
+                    continue;
+                }
+            }
+            let word = if par < -1 || par as i64 >= n {
                 bad.fetch_min(v, Relaxed);
                 PACKED_INF
             } else if !is_finite(d) {
@@ -247,7 +265,7 @@ fn pack_old_tree<E: Exec>(run: &Run<'_, E>, ws: &Workspace, dist: &[i64], parent
                 bad.fetch_min(v, Relaxed);
                 PACKED_INF
             } else {
-                p.pack(d as u64, parent[v])
+                p.pack(d as u64, par)
             };
             ws.packed[v].store(word, Relaxed);
         }
@@ -261,25 +279,43 @@ fn pack_old_tree<E: Exec>(run: &Run<'_, E>, ws: &Workspace, dist: &[i64], parent
     }
 }
 
+/// Every vertex starts the invalidation walk unknown.
+fn reset_states<E: Exec>(run: &Run<'_, E>, ws: &Workspace, n: usize) {
+    run.exec.for_chunks(n, GRAIN_VERTICES * 4, |r| {
+        for v in r {
+            ws.state[v].store(UNKNOWN, Relaxed);
+        }
+    });
+}
+
 const UNKNOWN: u8 = 0;
 const VALID: u8 = 1;
 const INVALID: u8 = 2;
 
-/// Roots: heads of changed edges that were their tree edge in the old tree.
-fn mark_roots(ws: &Workspace, c: &Changes<'_>, parent: &[i32]) {
+/// Roots: heads of changed edges that were their tree edge in the old tree. Returns how many
+/// distinct roots there are.
+fn mark_roots(ws: &Workspace, c: &Changes<'_>, parent: &[i32]) -> usize {
+    let mut roots = 0;
     for (&from, &to) in c.from.iter().zip(c.to) {
-        if parent[to as usize] == from {
-            ws.state[to as usize].store(INVALID, Relaxed);
+        let state = &ws.state[to as usize];
+        if parent[to as usize] == from && state.load(Relaxed) != INVALID {
+            state.store(INVALID, Relaxed);
+            roots += 1;
         }
     }
+    roots
 }
 
 /// Resolves every vertex to valid or invalid by walking its parent path up to a resolved vertex
 /// (path-compressing: the whole walked path takes the answer). A walk longer than n is a cycle.
-fn invalidate_subtrees<E: Exec>(run: &Run<'_, E>, ws: &Workspace, parent: &[i32]) -> Result<()> {
+/// Returns how many vertices it marked invalid (each is claimed once, so the count is exact with
+/// any number of threads).
+fn invalidate_subtrees<E: Exec>(run: &Run<'_, E>, ws: &Workspace, parent: &[i32]) -> Result<usize> {
     let n = parent.len();
     let cyclic = AtomicBool::new(false);
+    let invalidated = AtomicUsize::new(0);
     run.exec.for_chunks(n, 1024, |r| {
+        let mut local = 0;
         for v in r {
             if ws.state[v].load(Relaxed) != UNKNOWN || cyclic.load(Relaxed) {
                 continue;
@@ -300,32 +336,20 @@ fn invalidate_subtrees<E: Exec>(run: &Run<'_, E>, ws: &Workspace, parent: &[i32]
             };
             let mut u = v as i32;
             while u >= 0 && ws.state[u as usize].load(Relaxed) == UNKNOWN {
-                ws.state[u as usize].store(r, Relaxed);
+                if run.exec.resolve(&ws.state[u as usize], r) && r == INVALID {
+                    local += 1;
+                }
                 u = parent[u as usize];
             }
         }
+        invalidated.fetch_add(local, Relaxed);
     });
     if cyclic.load(Relaxed) {
         return Err(Error::invalid(
             "dyng: the input SOSP tree has a parent cycle".to_string(),
         ));
     }
-    Ok(())
-}
-
-/// Invalidated vertices lose their word and become the first candidates (ascending id when
-/// sequential).
-fn collect_invalidated<E: Exec>(run: &Run<'_, E>, ws: &Workspace, g0: i32) {
-    run.exec.for_chunks(ws.state.len().min(run.out.row_ptr.len() - 1), GRAIN_VERTICES, |r| {
-        let mut cand = Appender::new(&ws.candidates);
-        for v in r {
-            if ws.state[v].load(Relaxed) == INVALID {
-                ws.packed[v].store(PACKED_INF, Relaxed);
-                ws.stamp[v].store(g0, Relaxed);
-                cand.push(v as i32);
-            }
-        }
-    });
+    Ok(invalidated.into_inner())
 }
 
 /// Every candidate takes its best in-edge; a strict distance decrease puts it on the frontier.
@@ -338,13 +362,13 @@ fn pull<E: Exec>(run: &Run<'_, E>, inn: InView<'_>, ws: &Workspace, g1: i32) {
             let v = ws.candidates.get(i) as usize;
             let cur = ws.packed[v].load(Relaxed);
             let mut best = cur;
-            for e in inn.row_ptr[v] as usize..inn.row_ptr[v + 1] as usize {
-                let u = inn.tails[e];
+            let row = inn.row_ptr[v] as usize..inn.row_ptr[v + 1] as usize;
+            for (&u, &w) in inn.tails[row.clone()].iter().zip(&inn.w[row]) {
                 let wu = ws.packed[u as usize].load(Relaxed);
                 if wu == PACKED_INF {
                     continue;
                 }
-                let nd = p.dist(wu) + inn.w[e] as u64;
+                let nd = p.dist(wu) + w as u64;
                 if nd <= p.max_candidate {
                     best = best.min(p.pack(nd, u));
                 }
@@ -475,12 +499,14 @@ fn push_round<E: Exec>(
                 continue;
             }
             let du = p.dist(wu);
-            for e in out.row_ptr[u] as usize..out.row_ptr[u + 1] as usize {
-                let x = out.col[e] as usize;
+            let row = out.row_ptr[u] as usize..out.row_ptr[u + 1] as usize;
+            // Zipped row slices: one bounds check per row instead of two per edge.
+            for (&x, &w) in out.col[row.clone()].iter().zip(&out.w[row]) {
+                let x = x as usize;
                 if x == source {
                     continue;
                 }
-                let nd = du + out.w[e] as u64;
+                let nd = du + w as u64;
                 if nd > p.max_candidate {
                     continue;
                 }

@@ -19,6 +19,8 @@ pub(crate) trait Exec: Sync {
     fn set_flag(&self, a: &AtomicU8) -> u8;
     /// Stamps `s` with generation `g`; true iff it was not stamped `g` already.
     fn claim(&self, s: &AtomicI32, g: i32) -> bool;
+    /// Moves an invalidation state from unknown (0) to `v`; true for the one caller that did.
+    fn resolve(&self, a: &AtomicU8, v: u8) -> bool;
     /// Runs `f` over chunks of `0..len` of about `grain` items.
     fn for_chunks<F: Fn(Range<usize>) + Sync + Send>(&self, len: usize, grain: usize, f: F);
     /// The minimum of `f(i)` over `0..len` (`u64::MAX` when empty).
@@ -57,6 +59,14 @@ impl Exec for Sequential {
         s.store(g, Relaxed);
         old != g
     }
+    #[inline]
+    fn resolve(&self, a: &AtomicU8, v: u8) -> bool {
+        let unknown = a.load(Relaxed) == 0;
+        if unknown {
+            a.store(v, Relaxed);
+        }
+        unknown
+    }
     fn for_chunks<F: Fn(Range<usize>) + Sync + Send>(&self, len: usize, _grain: usize, f: F) {
         f(0..len)
     }
@@ -93,6 +103,10 @@ impl Exec for Parallel<'_> {
     fn claim(&self, s: &AtomicI32, g: i32) -> bool {
         // A plain read first: most claims in a round hit vertices stamped already.
         s.load(Relaxed) != g && s.swap(g, Relaxed) != g
+    }
+    #[inline]
+    fn resolve(&self, a: &AtomicU8, v: u8) -> bool {
+        a.compare_exchange(0, v, Relaxed, Relaxed).is_ok()
     }
     fn for_chunks<F: Fn(Range<usize>) + Sync + Send>(&self, len: usize, grain: usize, f: F) {
         if len < INLINE_BELOW || self.pool.current_num_threads() == 1 {

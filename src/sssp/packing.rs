@@ -13,6 +13,33 @@ pub const PACKED_INF: u64 = u64::MAX;
 /// The largest representable finite distance: `DISTANCE_INF / 2 - 1`.
 pub const OUTPUT_MAX: i64 = crate::DISTANCE_INF / 2 - 1;
 
+/// `max(W, 1)` and `max(n - 1, 1)`, refusing distances beyond 62 bits (shared by the host and
+/// CUDA packing rules).
+pub fn weight_and_hops(n: usize, max_weight: i64) -> Result<(u64, u64)> {
+    let w = max_weight.max(1) as u64;
+    let hops = n.saturating_sub(1).max(1) as u64;
+    if w > OUTPUT_MAX as u64 / hops {
+        return Err(Error::Capacity(format!(
+            "dyng: distances up to {w} * {hops} do not fit in 62 bits"
+        )));
+    }
+    Ok((w, hops))
+}
+
+/// The parent field width: the smallest b >= 1 with 2^b - 1 >= n (all ones = no parent).
+pub fn parent_bits(n: usize) -> u32 {
+    let mut bits = 1u32;
+    while ((1u64 << bits) - 1) < n as u64 {
+        bits += 1;
+    }
+    bits
+}
+
+/// The largest distance a word with a `bits`-wide parent field can hold (all ones = INF).
+pub fn max_distance(bits: u32) -> u64 {
+    (u64::MAX >> bits) - 1
+}
+
 /// The packing chosen for one run (the OpenMP rule, reference-behaviour §3.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Packing {
@@ -27,20 +54,10 @@ pub struct Packing {
 impl Packing {
     /// Chooses the packing for `n` vertices and edge weights up to `max_weight`.
     pub fn choose(n: usize, max_weight: i64) -> Result<Self> {
-        let w = max_weight.max(1) as u64;
-        let hops = (n.saturating_sub(1)).max(1) as u64;
-        if w > OUTPUT_MAX as u64 / hops {
-            return Err(Error::Capacity(format!(
-                "dyng: distances up to {w} * {hops} do not fit in 62 bits"
-            )));
-        }
+        let (w, hops) = weight_and_hops(n, max_weight)?;
         let bound = w * hops;
-        let mut bits = 1u32;
-        while ((1u64 << bits) - 1) < n as u64 {
-            bits += 1;
-        }
-        let max_distance = (u64::MAX >> bits) - 1;
-        let bits = if bound + w <= max_distance { bits } else { 0 };
+        let bits = parent_bits(n);
+        let bits = if bound + w <= max_distance(bits) { bits } else { 0 };
         Ok(Packing {
             bits,
             bound,

@@ -25,6 +25,28 @@ pub struct UpdateStats {
     pub elapsed_ns: u64,
 }
 
+impl UpdateStats {
+    /// The counters of several runs added up (a MOSP result's K objectives): packed only if every
+    /// run was, a fallback if any run fell back.
+    pub fn sum<'a>(runs: impl IntoIterator<Item = &'a UpdateStats>) -> UpdateStats {
+        let mut sum = UpdateStats {
+            packed_parents: true,
+            ..Default::default()
+        };
+        for s in runs {
+            sum.invalidated += s.invalidated;
+            sum.affected += s.affected;
+            sum.iterations += s.iterations;
+            sum.epochs += s.epochs;
+            sum.pushes += s.pushes;
+            sum.packed_parents &= s.packed_parents;
+            sum.fallback_used |= s.fallback_used;
+            sum.elapsed_ns += s.elapsed_ns;
+        }
+        sum
+    }
+}
+
 /// The originals' default Delta: 32 x average weight / average out-degree, in double precision in
 /// this order (reference-behaviour §3.14).
 pub fn default_delta(m: usize, n: usize, weight_sum: i64) -> i64 {

@@ -603,6 +603,50 @@ static void test_results(const dyng_resources_t *res) {
     dyng_graph_free(other);
 }
 
+/* ---- A MOSP result from trees the program holds (dyng_mosp_from_trees). ---- */
+static void test_mosp_from_trees(const dyng_resources_t *res) {
+    dyng_graph_t *g = thesis_graph(res);
+    dyng_result_t *trees[K], *m = NULL, *mosp_as_tree = NULL;
+    dyng_result_t *untouched = (dyng_result_t *)0x1;
+    const dyng_result_t *ctrees[K], *swapped[K];
+    dyng_batch_t b = thesis_batch();
+    const uint32_t prefs[3] = {4, 1, 4}, two_prefs[2] = {1, 1};
+    static const int64_t COMBINED[N] = {0, 11, 10, 20, 30, 23, 34};
+    static const int32_t MOSP_TREE[N] = {-1, 0, 0, 2, 3, 1, 5};
+    static const int64_t COSTS[N * K] = {0, 0, 0, 2, 1, 5, 4, 1, 1, 9, 17, 4, 10, 18, 5, 14, 2, 19, 15, 3, 20};
+    int j;
+
+    for (j = 0; j < K; j++) {
+        OK(dyng_sssp_from_arrays(res, g, 0, (uint32_t)j, INIT_DIST[j], INIT_PARENT[j], false, &trees[j]));
+        ctrees[j] = trees[j];
+    }
+    swapped[0] = trees[1];
+    swapped[1] = trees[0];
+    swapped[2] = trees[2];
+    OK(dyng_mosp_compute(res, g, 0, NULL, &mosp_as_tree));
+    EXPECT(dyng_mosp_from_trees(res, g, 0, NULL, K, prefs, 3, &untouched), DYNG_ERR_NULL_ARGUMENT);
+    EXPECT(dyng_mosp_from_trees(res, g, 0, ctrees, 0, prefs, 3, &untouched), DYNG_ERR_INVALID_ARGUMENT);
+    EXPECT(dyng_mosp_from_trees(res, g, 0, swapped, K, prefs, 3, &untouched), DYNG_ERR_INVALID_ARGUMENT);
+    CHECK(last_error_has("objective"));
+    EXPECT(dyng_mosp_from_trees(res, g, 0, ctrees, K, two_prefs, 2, &untouched), DYNG_ERR_INVALID_ARGUMENT);
+    swapped[0] = mosp_as_tree;
+    EXPECT(dyng_mosp_from_trees(res, g, 0, swapped, K, NULL, 0, &untouched), DYNG_ERR_INVALID_ARGUMENT);
+    EXPECT(dyng_mosp_from_trees(res, g, 3, ctrees, K, prefs, 3, &untouched), DYNG_ERR_INVALID_ARGUMENT);
+    CHECK(untouched == (dyng_result_t *)0x1);
+    OK(dyng_mosp_from_trees(res, g, 0, ctrees, K, prefs, 3, &m));
+    OK(dyng_update(res, g, &b, &m, 1, NULL));
+    expect_i64(res, m, DYNG_ARRAY_COMBINED_DISTANCES, 0, COMBINED, N);
+    expect_i32(res, m, DYNG_ARRAY_COMBINED_PARENTS, 0, MOSP_TREE, N);
+    expect_i64(res, m, DYNG_ARRAY_PATH_COSTS, 0, COSTS, N * K);
+    /* The adopted trees were copied: they are now stale for the updated graph. */
+    EXPECT(dyng_update(res, g, &b, &trees[0], 1, NULL), DYNG_ERR_STALE_RESULT);
+
+    for (j = 0; j < K; j++) dyng_result_free(trees[j]);
+    dyng_result_free(m);
+    dyng_result_free(mosp_as_tree);
+    dyng_graph_free(g);
+}
+
 /* ---- The drop-in per-objective update on caller-owned arrays. ---- */
 static void test_sosp_arrays(const dyng_resources_t *res) {
     dyng_graph_t *g = thesis_graph(res);
@@ -807,6 +851,8 @@ int main(int argc, char **argv) {
     test_files(seq, argv[1]);
     test_results(seq);
     test_results(par);
+    test_mosp_from_trees(seq);
+    test_mosp_from_trees(par);
     test_sosp_arrays(seq);
     test_sosp_arrays(par);
     test_handles(seq);

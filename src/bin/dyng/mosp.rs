@@ -5,6 +5,7 @@
 //! folder; print the report lines; optionally validate against Dijkstra.
 
 use crate::fmt::{ms_since, ns_to_ms};
+use crate::progress::spinner;
 use crate::{resources, BackendArg};
 use clap::Args;
 use dyng::io::case::{read_mosp_inputs, CasePaths};
@@ -73,6 +74,7 @@ pub fn run(args: MospArgs) -> dyng::Result<ExitCode> {
     let t_start = Instant::now();
     let mut timing = Timing::new();
     let res = resources(args.backend, args.threads)?;
+    let pb = spinner("reading the inputs");
     let paths = CasePaths {
         graph: &args.graph,
         changes: &args.changes,
@@ -99,6 +101,7 @@ pub fn run(args: MospArgs) -> dyng::Result<ExitCode> {
     let canon_ms = ms_since(t_canon);
     let mut mosp = MospResult::from_trees(&res, &inp.graph, inp.source, trees, &args.pref)?;
     let validate = args.validate;
+    pb.set_message("updating");
     let (_, timings) = dyng::update_timed(&res, &mut inp.graph, &inp.batch.view(), &mut [(&mut mosp).into()])?;
     timing.stage("apply_batch", ns_to_ms(timings.apply_ns));
     timing.stage("prepare", ns_to_ms(timings.prepare_ns));
@@ -111,6 +114,7 @@ pub fn run(args: MospArgs) -> dyng::Result<ExitCode> {
     timing.stage("combined_graph_compute", ns_to_ms(cs.elapsed_ns));
     compute_ms += ns_to_ms(cs.elapsed_ns);
 
+    pb.set_message("writing the outputs");
     let t_write = Instant::now();
     if !args.no_output {
         outputs::write_mosp_outputs(&args.out, &mosp).map_err(|e| {
@@ -122,6 +126,7 @@ pub fn run(args: MospArgs) -> dyng::Result<ExitCode> {
     let total_ms = ms_since(t_start);
     timing.stage("TOTAL_end_to_end", total_ms);
 
+    pb.finish_and_clear();
     let g = &inp.graph;
     if !args.quiet {
         println!(

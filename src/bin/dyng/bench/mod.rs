@@ -29,7 +29,7 @@ pub struct BenchArgs {
     /// Output folder.
     #[arg(long, default_value = "bench-results")]
     pub out: PathBuf,
-    /// Runs per case (median); default 5 (quick) or 3 (full).
+    /// Runs per case (median); default 3.
     #[arg(long)]
     pub runs: Option<usize>,
     /// Folder with bremen_dist.gr and bremen_time.gr (full suite; default ../shared/data if present).
@@ -41,10 +41,8 @@ pub struct BenchArgs {
 }
 
 pub fn run(a: BenchArgs) -> dyng::Result<ExitCode> {
-    let runs = a.runs.unwrap_or(match a.suite {
-        Suite::Quick => 5,
-        Suite::Full => 3,
-    });
+    // Three runs keep the quick suite under two minutes on a 2-core machine.
+    let runs = a.runs.unwrap_or(3);
     let plan = cases::plan(a.suite, a.data.as_deref())?;
     let results = measure::run_plan(&plan, &a.threads, runs)?;
     let name = match a.suite {
