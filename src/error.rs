@@ -58,6 +58,15 @@ pub enum Error {
     /// The CUDA driver or NVRTC reported an error.
     #[error("{0}")]
     Cuda(String),
+    /// The worker process died, hung or kept crashing (worker isolation).
+    #[error("{0}")]
+    WorkerLost(String),
+    /// A deadline passed before the call completed (worker isolation).
+    #[error("{0}")]
+    Timeout(String),
+    /// A malformed message, block or handshake between library and worker.
+    #[error("{0}")]
+    Protocol(String),
     /// A broken internal invariant (a bug in dyng).
     #[error("internal error: {0}")]
     Internal(String),
@@ -85,6 +94,9 @@ impl Error {
             Error::NotSupported(_) => ErrorKind::NotSupported,
             Error::OutOfMemory(_) => ErrorKind::OutOfMemory,
             Error::Cuda(_) => ErrorKind::Cuda,
+            Error::WorkerLost(_) => ErrorKind::WorkerLost,
+            Error::Timeout(_) => ErrorKind::Timeout,
+            Error::Protocol(_) => ErrorKind::Protocol,
             Error::Internal(_) => ErrorKind::Internal,
         }
     }

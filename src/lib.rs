@@ -23,6 +23,7 @@ pub mod cuda;
 pub mod resources;
 pub mod sssp;
 pub mod update;
+pub mod worker;
 
 pub use mosp::{MospOptions, MospResult, Preferences};
 pub use resources::{backend_available, Backend, Resources, ResourcesOptions};

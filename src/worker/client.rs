@@ -1,0 +1,1156 @@
+//! The host side: spawning `dyng-worker`, the handshake, calls with deadlines and hang detection,
+//! zero-copy views whose drop sends the consumed ack, and restart with journal replay.
+//!
+//! [`Client`] mirrors the in-process API (load a graph, compute SSSP/MOSP results, update, view,
+//! copy); everything it returns is plain data or a [`View`] of a lent block.
+
+use super::block::{as_bytes, sealed_input, ArraySrc, BlockHeader, HostBlock};
+use super::fault;
+use super::frame::{decode_frame, encode_frame, protocol, Dec, Enc, Header, MAX_FRAME};
+use super::messages::*;
+use super::sys;
+use crate::error::{Error, Result};
+use crate::graph::{BatchView, Csr};
+use crate::mosp::MospOptions;
+use crate::sssp::SsspOptions;
+use parking_lot::Mutex;
+use std::collections::VecDeque;
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+/// How to run the worker. `Default` gives the spec's defaults (13.3).
+#[derive(Debug, Clone)]
+pub struct WorkerOptions {
+    /// The executable; `None` = `$DYNG_WORKER`, else `dyng-worker` beside the library or program.
+    pub worker_path: Option<PathBuf>,
+    pub spawn_timeout: Duration,
+    pub heartbeat_ms: u32,
+    /// A running call with no frame for this long means a hung worker.
+    pub hang_timeout: Duration,
+    /// Deadline of every call; `None` = no deadline.
+    pub call_timeout: Option<Duration>,
+    pub cancel_grace: Duration,
+    pub lend_ttl_ms: u32,
+    /// Limit on bytes lent and not yet acknowledged; 0 = no limit.
+    pub max_lent_bytes: u64,
+    /// Keep the journal that rebuilds a restarted worker (12.2).
+    pub journal: bool,
+    /// Retries of idempotent calls after a worker death.
+    pub max_retries: u32,
+    /// 0 AUTO, 1 CPU, 2 CUDA.
+    pub backend: u8,
+    pub allow_build_skew: bool,
+    /// Extra environment for the worker process only (tests pass `DYNG_FAULT` this way).
+    pub env: Vec<(String, String)>,
+}
+
+impl Default for WorkerOptions {
+    fn default() -> Self {
+        WorkerOptions {
+            worker_path: None,
+            spawn_timeout: Duration::from_secs(30),
+            heartbeat_ms: 500,
+            hang_timeout: Duration::from_secs(10),
+            call_timeout: None,
+            cancel_grace: Duration::from_secs(2),
+            lend_ttl_ms: 60_000,
+            max_lent_bytes: 0,
+            journal: true,
+            max_retries: 1,
+            backend: 0,
+            allow_build_skew: false,
+            env: Vec::new(),
+        }
+    }
+}
+
+/// Counters of the host side (13.3), for tests and diagnostics.
+#[derive(Debug, Default)]
+pub struct HostCounters {
+    pub generation: AtomicU32,
+    pub restarts: AtomicU64,
+    pub live_replies: AtomicU64,
+    pub acks_sent: AtomicU64,
+    pub acks_dropped: AtomicU64,
+    pub retired_seen: AtomicU64,
+    pub heartbeats: AtomicU64,
+}
+
+/// Facts about the graph resident in the worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GraphInfo {
+    pub n: usize,
+    pub m: usize,
+    pub k: usize,
+    pub epoch: u64,
+}
+
+/// A result resident in the worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RemoteResult {
+    pub id: u64,
+    /// Objectives of a MOSP result (0 for SSSP).
+    pub k: usize,
+    /// The combined graph's scale L (MOSP only).
+    pub scale: u32,
+    pub epoch: u64,
+}
+
+/// Where CONSUMED acks go; bound to one worker generation.
+struct AckSink {
+    sock: Arc<OwnedFd>,
+    spawn_id: u64,
+    generation: u32,
+    counters: Arc<HostCounters>,
+}
+
+impl AckSink {
+    fn ack(&self, a: Ack) {
+        // Acks addressed to an earlier generation are dropped locally: that process is gone.
+        if self.counters.generation.load(Ordering::SeqCst) != self.generation {
+            self.counters.acks_dropped.fetch_add(1, Ordering::SeqCst);
+            return;
+        }
+        let mut e = Enc::default();
+        put_consumed(&mut e, &[a]);
+        let h = Header { msg_type: msg::CONSUMED, spawn_id: self.spawn_id, generation: self.generation, ..Default::default() };
+        let sent = encode_frame(h, &e.0, 0)
+            .ok()
+            .and_then(|f| sys::send_record(self.sock.as_raw_fd(), &f, &[], false).ok());
+        let c = if sent.is_some() { &self.counters.acks_sent } else { &self.counters.acks_dropped };
+        c.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A zero-copy, read-only view of a block lent by the worker. Dropping it unmaps the block,
+/// closes its fd and then sends CONSUMED (I5), so the worker may reuse the block.
+pub struct View {
+    block: Option<HostBlock>,
+    ack: Ack,
+    sink: Arc<AckSink>,
+    epoch: u64,
+}
+
+impl std::fmt::Debug for View {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("View").field("ack", &self.ack).field("epoch", &self.epoch).finish()
+    }
+}
+
+impl View {
+    /// The graph epoch the arrays were taken at.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+    /// The arrays in the block, in kind order.
+    pub fn arrays(&self) -> &[ArrayDesc] {
+        self.block.as_ref().map_or(&[], |b| &b.header.arrays)
+    }
+    /// The raw bytes of array `kind`.
+    pub fn bytes(&self, kind: u16) -> Option<&[u8]> {
+        self.block.as_ref()?.array_bytes(kind).map(|(_, b)| b)
+    }
+    /// Array `kind` as i64 values (distances, path costs).
+    pub fn i64s(&self, kind: u16) -> Option<&[i64]> {
+        let (d, b) = self.block.as_ref()?.array_bytes(kind)?;
+        if d.dtype != DTYPE_I64 {
+            return None;
+        }
+        // SAFETY: the block was validated (sizes, seals, 8-aligned offsets in a page-aligned
+        // mapping); the mapping is read-only and lives as long as `self`.
+        Some(unsafe { std::slice::from_raw_parts(b.as_ptr() as *const i64, d.count as usize) })
+    }
+    /// Array `kind` as i32 values (parents, CSR arrays).
+    pub fn i32s(&self, kind: u16) -> Option<&[i32]> {
+        let (d, b) = self.block.as_ref()?.array_bytes(kind)?;
+        if d.dtype != DTYPE_I32 {
+            return None;
+        }
+        // SAFETY: as in `i64s`.
+        Some(unsafe { std::slice::from_raw_parts(b.as_ptr() as *const i32, d.count as usize) })
+    }
+    /// `(block_id, lend_seq)` of the lend, for diagnostics and tests.
+    pub fn lend(&self) -> (u32, u64) {
+        (self.ack.block_id, self.ack.lend_seq)
+    }
+}
+
+impl Drop for View {
+    fn drop(&mut self) {
+        fault::hit("H6");
+        drop(self.block.take()); // unmap and close first (I5, I10)
+        self.sink.counters.live_replies.fetch_sub(1, Ordering::SeqCst);
+        self.sink.ack(self.ack);
+        fault::hit("H7");
+    }
+}
+
+/// A decoded reply.
+struct Reply {
+    epoch: u64,
+    result_id: u64,
+    extra: Vec<u8>,
+    view: Option<View>,
+}
+
+/// A sealed input block kept for (re)sending: the journal holds these.
+#[derive(Clone)]
+struct Input {
+    fd: Arc<OwnedFd>,
+    descs: Vec<ArrayDesc>,
+}
+
+/// A request before it gets a call id.
+#[derive(Clone)]
+struct Request {
+    params: OpParams,
+    result_id: u64,
+    flags: u16,
+    expected_epoch: u64,
+    reply_mode: u8,
+    input: Option<Input>,
+}
+
+impl Request {
+    fn new(params: OpParams) -> Self {
+        let reply_mode = if matches!(params, OpParams::View { .. } | OpParams::Checkpoint | OpParams::Echo) { REPLY_LENT } else { REPLY_NONE };
+        let flags = match params {
+            OpParams::View { .. } | OpParams::Stats | OpParams::WorkspaceBytes | OpParams::Checkpoint | OpParams::Echo => FLAG_IDEMPOTENT,
+            _ => 0,
+        };
+        Request { params, result_id: 0, flags, expected_epoch: EPOCH_ANY, reply_mode, input: None }
+    }
+}
+
+/// What the journal remembers of a resident result (12.2).
+#[derive(Clone)]
+struct ResultDesc {
+    id: u64,
+    params: OpParams,
+    /// The epoch the result is current at (older than the graph = stale, as in-process).
+    epoch: u64,
+}
+
+#[derive(Default)]
+struct Journal {
+    base: Option<(Input, OpParams, u64)>,
+    batches: Vec<(Input, u64)>,
+    results: Vec<ResultDesc>,
+}
+
+struct Conn {
+    sock: Arc<OwnedFd>,
+    child: Child,
+    pidfd: OwnedFd,
+    spawn_id: u64,
+    generation: u32,
+    caps: u64,
+    sink: Arc<AckSink>,
+}
+
+struct Core {
+    conn: Option<Conn>,
+    journal: Journal,
+    /// Epoch the worker is (or, after a replay, will be) at.
+    epoch: u64,
+    graph: Option<GraphInfo>,
+    next_call_id: u64,
+    max_result_id: u64,
+    deaths: VecDeque<Instant>,
+    unstable: bool,
+    input_seq: u64,
+    buf: Vec<u8>,
+}
+
+/// Why one exchange did not produce a reply.
+enum Lost {
+    /// The worker died or was killed (hung); the message says which.
+    Died(String),
+    /// Any other error: returned to the caller as is.
+    Fail(Error),
+    /// The worker was killed because it ignored a cancel; the caller gets the error and the next
+    /// call starts a fresh worker.
+    Killed(Error),
+}
+
+impl From<Error> for Lost {
+    fn from(e: Error) -> Self {
+        Lost::Fail(e)
+    }
+}
+
+/// A handle on one persistent worker process. Thread-safe: calls are serialized.
+pub struct Client {
+    opts: WorkerOptions,
+    core: Mutex<Core>,
+    counters: Arc<HostCounters>,
+}
+
+fn worker_lost(msg: impl Into<String>) -> Error {
+    Error::WorkerLost(format!("dyng worker: {}", msg.into()))
+}
+
+/// The spawner thread (spec 2.2): `PR_SET_PDEATHSIG` fires when the thread that forked exits, so
+/// every fork happens on this one long-lived thread.
+type SpawnJob = Box<dyn FnOnce() + Send>;
+
+fn spawner() -> &'static Mutex<mpsc::Sender<SpawnJob>> {
+    static TX: OnceLock<Mutex<mpsc::Sender<SpawnJob>>> = OnceLock::new();
+    TX.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<SpawnJob>();
+        let _ = std::thread::Builder::new().name("dyng-spawner".into()).spawn(move || {
+            for job in rx {
+                job();
+            }
+        });
+        Mutex::new(tx)
+    })
+}
+
+fn on_spawner<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
+    let (tx, rx) = mpsc::channel();
+    spawner()
+        .lock()
+        .send(Box::new(move || {
+            let _ = tx.send(f());
+        }))
+        .map_err(|_| Error::Internal("the dyng spawner thread is gone".into()))?;
+    rx.recv().map_err(|_| Error::Internal("the dyng spawner thread is gone".into()))
+}
+
+/// The directory of the shared object or program this code lives in.
+fn library_dir() -> Option<PathBuf> {
+    // SAFETY: dladdr only reads loader tables; the address is a function of this crate.
+    unsafe {
+        let mut info: libc::Dl_info = std::mem::zeroed();
+        if libc::dladdr(library_dir as *const libc::c_void, &mut info) != 0 && !info.dli_fname.is_null() {
+            let p = std::ffi::CStr::from_ptr(info.dli_fname).to_string_lossy().into_owned();
+            let p = std::fs::canonicalize(p).ok()?;
+            return p.parent().map(|d| d.to_path_buf());
+        }
+    }
+    None
+}
+
+/// Resolves the worker executable to an absolute path (never through `$PATH`).
+pub fn resolve_worker_path(opt: Option<&std::path::Path>) -> Result<PathBuf> {
+    let mut tried = Vec::new();
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(p) = opt {
+        candidates.push(p.to_path_buf());
+    } else if let Some(p) = std::env::var_os("DYNG_WORKER") {
+        candidates.push(PathBuf::from(p));
+    } else {
+        for dir in [library_dir(), std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.to_path_buf()))]
+            .into_iter()
+            .flatten()
+        {
+            candidates.push(dir.join("dyng-worker"));
+            // Test and example binaries live one level below the build directory.
+            if let Some(up) = dir.parent() {
+                candidates.push(up.join("dyng-worker"));
+            }
+        }
+    }
+    for c in candidates {
+        if let Ok(abs) = std::fs::canonicalize(&c) {
+            if abs.is_file() {
+                return Ok(abs);
+            }
+        }
+        tried.push(c.display().to_string());
+    }
+    Err(Error::NotSupported(format!("dyng worker: no dyng-worker executable found (tried {})", tried.join(", "))))
+}
+
+impl Client {
+    /// Spawns the worker and completes the handshake.
+    pub fn spawn(opts: WorkerOptions) -> Result<Client> {
+        probe_platform()?;
+        let client = Client {
+            opts,
+            core: Mutex::new(Core {
+                conn: None,
+                journal: Journal::default(),
+                epoch: 0,
+                graph: None,
+                next_call_id: 1,
+                max_result_id: 0,
+                deaths: VecDeque::new(),
+                unstable: false,
+                input_seq: 0,
+                buf: vec![0; MAX_FRAME],
+            }),
+            counters: Arc::new(HostCounters::default()),
+        };
+        {
+            let mut core = client.core.lock();
+            let conn = client.start(&mut core)?;
+            core.conn = Some(conn);
+        }
+        Ok(client)
+    }
+
+    pub fn counters(&self) -> &HostCounters {
+        &self.counters
+    }
+
+    /// The worker's pid, if one is running.
+    pub fn worker_pid(&self) -> Option<u32> {
+        self.core.lock().conn.as_ref().map(|c| c.child.id())
+    }
+
+    pub fn generation(&self) -> u32 {
+        self.counters.generation.load(Ordering::SeqCst)
+    }
+
+    pub fn graph_info(&self) -> Option<GraphInfo> {
+        self.core.lock().graph
+    }
+
+    fn start(&self, core: &mut Core) -> Result<Conn> {
+        let path = resolve_worker_path(self.opts.worker_path.as_deref())?;
+        let generation = self.counters.generation.load(Ordering::SeqCst) + 1;
+        let (host_end, child_end) = sys::seqpacket_pair().map_err(|e| Error::Io { path: "socketpair".into(), source: e })?;
+        let env = self.opts.env.clone();
+        let parent = std::process::id() as i32;
+        let starttime = sys::process_starttime(parent).unwrap_or(0);
+        let child = on_spawner(move || -> std::io::Result<Child> {
+            let child_raw = child_end.as_raw_fd();
+            let mut cmd = Command::new(&path);
+            cmd.env("DYNG_WORKER_FD", "3")
+                .env("DYNG_PARENT_PID", parent.to_string())
+                .env("DYNG_PARENT_STARTTIME", starttime.to_string())
+                .env("DYNG_PROTO", "1")
+                .envs(env)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            // SAFETY: the closure runs in the forked child before exec and only makes
+            // async-signal-safe calls (dup2, fcntl, setsid, prctl, getppid, _exit).
+            unsafe {
+                use std::os::unix::process::CommandExt;
+                cmd.pre_exec(move || {
+                    if libc::dup2(child_raw, 3) < 0 || libc::fcntl(3, libc::F_SETFD, 0) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    libc::setsid();
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    if libc::getppid() != parent {
+                        libc::_exit(0);
+                    }
+                    Ok(())
+                });
+            }
+            let child = cmd.spawn();
+            drop(child_end);
+            child
+        })?
+        .map_err(|e| Error::Io { path: "dyng worker: spawning dyng-worker".into(), source: e })?;
+        let mut child = child;
+        let pidfd = match sys::pidfd_open(child.id() as i32) {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(Error::NotSupported(format!("dyng worker: pidfd_open: {e}")));
+            }
+        };
+        fault::hit("H1");
+        match self.handshake(core, &host_end, &pidfd, &child, generation) {
+            Ok((spawn_id, caps)) => {
+                self.counters.generation.store(generation, Ordering::SeqCst);
+                let sock = Arc::new(host_end);
+                let sink = Arc::new(AckSink { sock: sock.clone(), spawn_id, generation, counters: self.counters.clone() });
+                Ok(Conn { sock, child, pidfd, spawn_id, generation, caps, sink })
+            }
+            Err(e) => {
+                let _ = sys::pidfd_signal(pidfd.as_raw_fd(), libc::SIGKILL);
+                let _ = child.wait();
+                Err(e)
+            }
+        }
+    }
+
+    fn handshake(&self, core: &mut Core, sock: &OwnedFd, pidfd: &OwnedFd, child: &Child, generation: u32) -> Result<(u64, u64)> {
+        let deadline = Instant::now() + self.opts.spawn_timeout;
+        let (h, body) = recv_until(sock, pidfd, &mut core.buf, deadline, "HELLO")?;
+        if h.msg_type != msg::HELLO {
+            return Err(protocol(format!("expected HELLO, got type {:#x}", h.msg_type)));
+        }
+        let hello = Hello::get(&mut Dec::new(&body))?;
+        if hello.build_id != super::server::build_id() && !self.opts.allow_build_skew {
+            return Err(protocol("the worker comes from another build of dyng"));
+        }
+        // SO_PEERCRED of a socketpair names the process that created the pair (this one), not
+        // the child, so the spawned pid is checked through HELLO and the uid through the socket.
+        let (pid, uid) = sys::peer_cred(sock.as_raw_fd()).map_err(|e| protocol(format!("SO_PEERCRED: {e}")))?;
+        // SAFETY: getuid has no preconditions.
+        let me = unsafe { libc::getuid() };
+        if hello.worker_pid != child.id() || pid as u32 != std::process::id() || uid != me {
+            return Err(protocol(format!(
+                "HELLO from pid {} (socket peer pid {pid} uid {uid}), not the spawned worker {}",
+                hello.worker_pid,
+                child.id()
+            )));
+        }
+        let spawn_id = sys::random_u64();
+        let w = Welcome {
+            spawn_id,
+            generation,
+            max_outstanding: 1,
+            max_lent_bytes: self.opts.max_lent_bytes,
+            lend_ttl_ms: self.opts.lend_ttl_ms,
+            heartbeat_ms: self.opts.heartbeat_ms,
+            log_rate_per_s: 0,
+            strict_flags: 0,
+            backend: self.opts.backend,
+            next_result_id: core.max_result_id + 1,
+        };
+        let mut e = Enc::default();
+        w.put(&mut e);
+        let f = encode_frame(Header { msg_type: msg::WELCOME, spawn_id, generation, ..Default::default() }, &e.0, 0)?;
+        sys::send_record(sock.as_raw_fd(), &f, &[], false).map_err(|e| worker_lost(format!("sending WELCOME: {e}")))?;
+        let (h, body) = recv_until(sock, pidfd, &mut core.buf, deadline, "READY")?;
+        if h.msg_type != msg::READY || h.spawn_id != spawn_id {
+            return Err(protocol(format!("expected READY, got type {:#x}", h.msg_type)));
+        }
+        Ready::get(&mut Dec::new(&body))?;
+        Ok((spawn_id, hello.caps))
+    }
+
+    /// Kills (if needed) and reaps the worker; records the death for the crash-loop guard.
+    fn bury(&self, core: &mut Core) {
+        if let Some(mut conn) = core.conn.take() {
+            let _ = sys::pidfd_signal(conn.pidfd.as_raw_fd(), libc::SIGKILL);
+            let _ = conn.child.wait();
+            let now = Instant::now();
+            core.deaths.push_back(now);
+            while core.deaths.front().is_some_and(|t| now.duration_since(*t) > Duration::from_secs(60)) {
+                core.deaths.pop_front();
+            }
+            if core.deaths.len() >= 3 {
+                core.unstable = true;
+            }
+        }
+    }
+
+    /// Makes sure a worker runs, respawning and replaying the journal if the last one died.
+    fn ensure_live(&self, core: &mut Core) -> Result<()> {
+        if core.conn.is_some() {
+            return Ok(());
+        }
+        if core.unstable {
+            return Err(worker_lost("unstable: the worker died 3 times within 60 s; create a new resources handle"));
+        }
+        let conn = self.start(core)?;
+        core.conn = Some(conn);
+        self.counters.restarts.fetch_add(1, Ordering::SeqCst);
+        if !self.opts.journal {
+            core.journal = Journal::default();
+            core.graph = None;
+            core.epoch = 0;
+            return Ok(());
+        }
+        self.replay(core)
+    }
+
+    /// Rebuilds the worker's state from the journal (12.2, rule 4).
+    fn replay(&self, core: &mut Core) -> Result<()> {
+        let Some((base, params, base_epoch)) = core.journal.base.clone() else { return Ok(()) };
+        let mut epoch = base_epoch;
+        let replay_flags = FLAG_REPLAY;
+        let mut req = Request::new(params);
+        if let OpParams::LoadGraph { base_epoch: b, .. } = &mut req.params {
+            *b = base_epoch;
+        }
+        req.flags = replay_flags;
+        req.input = Some(base);
+        self.replay_step(core, &req)?;
+        self.replay_results(core, epoch)?;
+        let batches = core.journal.batches.clone();
+        for (i, (input, after)) in batches.iter().enumerate() {
+            let mut req = Request::new(OpParams::Update { result_ids: vec![] });
+            req.flags = replay_flags;
+            req.expected_epoch = epoch;
+            req.input = Some(input.clone());
+            if let Err(e) = self.replay_step(core, &req) {
+                if e.kind() == crate::ErrorKind::WorkerLost && i + 1 == batches.len() {
+                    // The worker died again executing the newest batch: a poison batch.
+                    core.journal.batches.pop();
+                }
+                return Err(e);
+            }
+            epoch = *after;
+            self.replay_results(core, epoch)?;
+        }
+        if epoch != core.epoch {
+            return Err(worker_lost(format!("replay reached epoch {epoch}, the journal says {}", core.epoch)));
+        }
+        Ok(())
+    }
+
+    fn replay_results(&self, core: &mut Core, epoch: u64) -> Result<()> {
+        let descs: Vec<ResultDesc> = core.journal.results.iter().filter(|r| r.epoch == epoch).cloned().collect();
+        for d in descs {
+            let mut params = d.params.clone();
+            match &mut params {
+                OpParams::SsspCompute { assign_id, view_mask, .. } | OpParams::MospCompute { assign_id, view_mask, .. } => {
+                    *assign_id = d.id;
+                    *view_mask = 0;
+                }
+                _ => {}
+            }
+            let mut req = Request::new(params);
+            req.flags = FLAG_REPLAY;
+            let r = self.replay_step(core, &req)?;
+            if r.result_id != d.id {
+                return Err(worker_lost(format!("replay gave result id {} for {}", r.result_id, d.id)));
+            }
+        }
+        Ok(())
+    }
+
+    fn replay_step(&self, core: &mut Core, req: &Request) -> Result<Reply> {
+        match self.exchange(core, req, None) {
+            Ok(r) => Ok(r),
+            Err(Lost::Died(why)) => {
+                self.bury(core);
+                Err(worker_lost(format!("died during journal replay ({why})")))
+            }
+            Err(Lost::Killed(e)) => {
+                self.bury(core);
+                Err(e)
+            }
+            Err(Lost::Fail(e)) => {
+                self.bury(core);
+                core.journal = Journal::default();
+                Err(worker_lost(format!("journal replay failed, the application must reload: {e}")))
+            }
+        }
+    }
+
+    /// Runs one request, with restart, replay and retry per section 11.
+    fn call(&self, req: Request) -> Result<Reply> {
+        let mut core = self.core.lock();
+        let deadline = self.opts.call_timeout.map(|t| Instant::now() + t);
+        let journaled = self.opts.journal && matches!(req.params, OpParams::Update { .. } | OpParams::LoadGraph { .. });
+        let mut retries = 0;
+        loop {
+            self.ensure_live(&mut core)?;
+            match self.exchange(&mut core, &req, deadline) {
+                Ok(r) => return Ok(r),
+                Err(Lost::Fail(e)) => return Err(e),
+                Err(Lost::Killed(e)) => {
+                    self.bury(&mut core);
+                    return Err(e);
+                }
+                Err(Lost::Died(why)) => {
+                    self.bury(&mut core);
+                    if journaled {
+                        // The call is in the journal: the replay applies it exactly once.
+                        let before = core.journal.batches.len();
+                        match self.ensure_live(&mut core) {
+                            Ok(()) => return Ok(Reply { epoch: core.epoch, result_id: 0, extra: vec![], view: None }),
+                            Err(e) if core.journal.batches.len() < before => {
+                                return Err(worker_lost(format!("died twice executing this batch; it was dropped ({e})")))
+                            }
+                            Err(e) => return Err(e),
+                        }
+                    }
+                    let retry_ok = req.flags & FLAG_IDEMPOTENT != 0
+                        || matches!(req.params, OpParams::SsspCompute { .. } | OpParams::MospCompute { .. } | OpParams::DropResult | OpParams::ReleaseWorkspaces);
+                    if retry_ok && self.opts.journal && retries < self.opts.max_retries {
+                        retries += 1;
+                        continue;
+                    }
+                    if !self.opts.journal {
+                        return Err(worker_lost(format!("restarted without journal; reload ({why})")));
+                    }
+                    return Err(worker_lost(why));
+                }
+            }
+        }
+    }
+
+    /// Sends one CALL and waits for its reply, heartbeats, hang and deadline.
+    fn exchange(&self, core: &mut Core, req: &Request, deadline: Option<Instant>) -> std::result::Result<Reply, Lost> {
+        let call_id = core.next_call_id;
+        core.next_call_id += 1;
+        let Core { conn, buf, .. } = core;
+        let conn = conn.as_mut().ok_or_else(|| Lost::Died("no worker".into()))?;
+        let call = Call {
+            reply_mode: req.reply_mode,
+            call_flags: req.flags,
+            deadline_ms: 0,
+            expected_epoch: req.expected_epoch,
+            result_id: req.result_id,
+            params: req.params.clone(),
+            inputs: req.input.as_ref().map_or(vec![], |i| i.descs.clone()),
+        };
+        let mut e = Enc::default();
+        call.put(&mut e);
+        let fds: Vec<RawFd> = req.input.as_ref().map(|i| i.fd.as_raw_fd()).into_iter().collect();
+        let h = Header { msg_type: msg::CALL, spawn_id: conn.spawn_id, generation: conn.generation, call_id, ..Default::default() };
+        let frame = encode_frame(h, &e.0, fds.len())?;
+        if let Err(e) = sys::send_record(conn.sock.as_raw_fd(), &frame, &fds, false) {
+            return Err(Lost::Died(format!("send failed: {e}")));
+        }
+        fault::hit("H2");
+        let mut last_frame = Instant::now();
+        let mut cancel_until: Option<Instant> = None;
+        loop {
+            let now = Instant::now();
+            let mut wake = last_frame + self.opts.hang_timeout;
+            if let Some(d) = deadline {
+                wake = wake.min(cancel_until.unwrap_or(d));
+            }
+            let ms = wake.saturating_duration_since(now).as_millis().min(i32::MAX as u128) as i32;
+            let rev = sys::poll_in(&[conn.sock.as_raw_fd(), conn.pidfd.as_raw_fd()], ms.max(1))
+                .map_err(|e| Lost::Fail(Error::Io { path: "dyng worker: poll".into(), source: e }))?;
+            let now = Instant::now();
+            if rev[0] == 0 && rev[1] == 0 {
+                if let Some(until) = cancel_until {
+                    if now >= until {
+                        return Err(Lost::Killed(self.kill_for_timeout(core_conn_kill(conn))));
+                    }
+                } else if deadline.is_some_and(|d| now >= d) {
+                    let h = Header { msg_type: msg::CANCEL, spawn_id: conn.spawn_id, generation: conn.generation, call_id, ..Default::default() };
+                    if let Ok(f) = encode_frame(h, &[], 0) {
+                        let _ = sys::send_record(conn.sock.as_raw_fd(), &f, &[], false);
+                    }
+                    cancel_until = Some(now + self.opts.cancel_grace);
+                    continue;
+                }
+                if now.duration_since(last_frame) >= self.opts.hang_timeout {
+                    return Err(Lost::Died(format!(
+                        "hung (no frame for {} ms, generation {})",
+                        self.opts.hang_timeout.as_millis(),
+                        conn.generation
+                    )));
+                }
+                continue;
+            }
+            // Drain the socket before looking at the pidfd: a reply sent just before the worker
+            // died is still delivered (section 11).
+            loop {
+                let r = match sys::recv_record(conn.sock.as_raw_fd(), buf, true) {
+                    Ok(r) => r,
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                    Err(e) => return Err(Lost::Died(format!("recv failed: {e}"))),
+                };
+                if r.len == 0 && r.fds.is_empty() {
+                    return Err(Lost::Died(self.death_reason(conn)));
+                }
+                last_frame = Instant::now();
+                if r.truncated {
+                    return Err(Lost::Fail(protocol("truncated record")));
+                }
+                let (h, body) = decode_frame(&buf[..r.len], r.fds.len()).map_err(Lost::Fail)?;
+                if h.spawn_id != conn.spawn_id || h.generation != conn.generation {
+                    continue;
+                }
+                let mut fds = r.fds;
+                let mut d = Dec::new(body);
+                match h.msg_type {
+                    msg::REPLY_OK => {
+                        let ok = ReplyOk::get(&mut d).map_err(Lost::Fail)?;
+                        let view = self.receive_block(conn, h.call_id, &ok, fds.pop()).map_err(Lost::Fail)?;
+                        if h.call_id != call_id {
+                            drop(view); // a late reply of an abandoned call: released and acknowledged
+                            continue;
+                        }
+                        fault::hit("H3");
+                        if cancel_until.is_some() && !matches!(req.params, OpParams::Update { .. } | OpParams::LoadGraph { .. }) {
+                            // The deadline passed: a read-only or compute result is not wanted
+                            // any more (a computed result id is not kept; see docs/worker.md).
+                            return Err(Lost::Fail(Error::Timeout(format!(
+                                "dyng worker: call deadline passed (generation {})",
+                                conn.generation
+                            ))));
+                        }
+                        return Ok(Reply { epoch: ok.epoch, result_id: ok.result_id, extra: ok.extra, view });
+                    }
+                    msg::REPLY_ERR => {
+                        if h.call_id != call_id {
+                            continue;
+                        }
+                        let err = ReplyErr::get(&mut d).map_err(Lost::Fail)?;
+                        return Err(Lost::Fail(error_of(&err)));
+                    }
+                    msg::HEARTBEAT => {
+                        self.counters.heartbeats.fetch_add(1, Ordering::SeqCst);
+                    }
+                    msg::BLOCK_RETIRED => {
+                        let n = get_retired(&mut d).map_or(0, |v| v.len());
+                        self.counters.retired_seen.fetch_add(n as u64, Ordering::SeqCst);
+                    }
+                    msg::PONG | msg::LOG | msg::BYE => {}
+                    msg::PROTOCOL_ERROR => return Err(Lost::Fail(protocol("the worker reported a protocol error"))),
+                    t => return Err(Lost::Fail(protocol(format!("unexpected message type {t:#x} from the worker")))),
+                }
+            }
+            if rev[1] != 0 {
+                return Err(Lost::Died(self.death_reason(conn)));
+            }
+        }
+    }
+
+    fn kill_for_timeout(&self, generation: u32) -> Error {
+        Error::Timeout(format!(
+            "dyng worker: call deadline passed and the worker did not answer CANCEL within {} ms (generation {generation}); it was killed",
+            self.opts.cancel_grace.as_millis()
+        ))
+    }
+
+    fn death_reason(&self, conn: &mut Conn) -> String {
+        // The pidfd says the process is gone; reap to learn how.
+        let _ = sys::poll_in(&[conn.pidfd.as_raw_fd()], 200);
+        match conn.child.try_wait() {
+            Ok(Some(st)) => {
+                use std::os::unix::process::ExitStatusExt;
+                match st.signal() {
+                    Some(sig) => format!("died (signal {sig}, generation {})", conn.generation),
+                    None => format!("died (exit status {}, generation {})", st.code().unwrap_or(-1), conn.generation),
+                }
+            }
+            _ => format!("died (socket closed, generation {})", conn.generation),
+        }
+    }
+
+    /// Validates and maps a lent block (I3, 6.3); on any failure the fd is closed and CONSUMED
+    /// is still sent (I5).
+    fn receive_block(&self, conn: &Conn, call_id: u64, ok: &ReplyOk, fd: Option<OwnedFd>) -> Result<Option<View>> {
+        if ok.total_len == 0 && ok.arrays.is_empty() {
+            return Ok(None);
+        }
+        let ack = Ack { call_id, block_id: ok.block_id, lend_seq: ok.lend_seq };
+        let Some(fd) = fd else {
+            conn.sink.ack(ack);
+            return Err(protocol("REPLY_OK announces a block but carries no fd"));
+        };
+        let expected = BlockHeader {
+            spawn_id: conn.spawn_id,
+            generation: conn.generation,
+            block_id: ok.block_id,
+            lend_seq: ok.lend_seq,
+            call_id,
+            epoch: ok.epoch,
+            total_len: ok.total_len,
+            arrays: ok.arrays.clone(),
+        };
+        match HostBlock::open(fd, &expected, conn.caps & CAP_FUTURE_WRITE != 0) {
+            Ok(block) => {
+                self.counters.live_replies.fetch_add(1, Ordering::SeqCst);
+                fault::hit("H4");
+                Ok(Some(View { block: Some(block), ack, sink: conn.sink.clone(), epoch: ok.epoch }))
+            }
+            Err(e) => {
+                conn.sink.ack(ack);
+                Err(e)
+            }
+        }
+    }
+
+    fn input(&self, arrays: &[ArraySrc<'_>]) -> Result<Input> {
+        let seq = {
+            let mut core = self.core.lock();
+            core.input_seq += 1;
+            core.input_seq
+        };
+        let (fd, descs) = sealed_input(seq, arrays)?;
+        Ok(Input { fd: Arc::new(fd), descs })
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // The API mirrored from the in-process library.
+
+    /// Loads `csr` as the worker's graph (replacing any previous one and its results).
+    pub fn load_graph(&self, csr: &Csr) -> Result<GraphInfo> {
+        let (n, m, k) = (csr.n(), csr.m(), csr.k());
+        let input = self.input(&[
+            ArraySrc { kind: kind::ROW_PTR, dtype: DTYPE_I32, cols: 1, bytes: as_bytes(csr.row_ptr()) },
+            ArraySrc { kind: kind::COL_IND, dtype: DTYPE_I32, cols: 1, bytes: as_bytes(csr.col_ind()) },
+            ArraySrc { kind: kind::WEIGHTS, dtype: DTYPE_I32, cols: k as u32, bytes: as_bytes(csr.weights()) },
+        ])?;
+        let params = OpParams::LoadGraph { n: n as u32, m: m as u64, kg: k as u16, base_epoch: 0 };
+        let mut req = Request::new(params.clone());
+        req.input = Some(input.clone());
+        // Journaled as a pending base before it is sent (12.2 rule 2).
+        let saved = {
+            let mut core = self.core.lock();
+            let next = core.epoch + 1;
+            let saved = std::mem::take(&mut core.journal);
+            core.journal.base = Some((input, params, next));
+            core.epoch = next;
+            (saved, next - 1, core.graph)
+        };
+        match self.call(req) {
+            Ok(r) => {
+                let mut core = self.core.lock();
+                core.epoch = r.epoch;
+                if let Some(b) = &mut core.journal.base {
+                    b.2 = r.epoch;
+                }
+                let info = GraphInfo { n, m, k, epoch: r.epoch };
+                core.graph = Some(info);
+                Ok(info)
+            }
+            Err(e) => {
+                let mut core = self.core.lock();
+                if !matches!(e, Error::WorkerLost(_)) {
+                    core.journal = saved.0;
+                    core.epoch = saved.1;
+                    core.graph = saved.2;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn push_result(&self, id: u64, params: OpParams, epoch: u64) {
+        let mut core = self.core.lock();
+        core.max_result_id = core.max_result_id.max(id);
+        if self.opts.journal {
+            core.journal.results.push(ResultDesc { id, params, epoch });
+        }
+    }
+
+    /// Computes an SSSP tree resident in the worker.
+    pub fn sssp_compute(&self, source: usize, objective: usize, opt: &SsspOptions) -> Result<RemoteResult> {
+        let params = OpParams::SsspCompute {
+            source: i32::try_from(source).map_err(|_| Error::invalid(format!("dyng: source {source} is outside the 32-bit range")))?,
+            objective: u16::try_from(objective).map_err(|_| Error::invalid(format!("dyng: objective {objective} is outside [0, 32)")))?,
+            delta: opt.delta.unwrap_or(0),
+            view_mask: 0,
+            assign_id: 0,
+        };
+        if opt.delta == Some(0) {
+            return Err(Error::invalid("dyng: delta = 0 must be > 0"));
+        }
+        let r = self.call(Request::new(params.clone()))?;
+        self.push_result(r.result_id, params, r.epoch);
+        Ok(RemoteResult { id: r.result_id, k: 0, scale: 0, epoch: r.epoch })
+    }
+
+    /// Computes a MOSP result resident in the worker.
+    pub fn mosp_compute(&self, source: usize, opt: &MospOptions) -> Result<RemoteResult> {
+        if opt.preferences.len() > 32 {
+            return Err(Error::invalid(format!("dyng: {} preferences exceed 32 objectives", opt.preferences.len())));
+        }
+        if opt.delta == Some(0) {
+            return Err(Error::invalid("dyng: delta = 0 must be > 0"));
+        }
+        let params = OpParams::MospCompute {
+            source: i32::try_from(source).map_err(|_| Error::invalid(format!("dyng: source {source} is outside the 32-bit range")))?,
+            k: opt.k.unwrap_or(0).min(u16::MAX as usize) as u16,
+            prefs: opt.preferences.clone(),
+            delta: opt.delta.unwrap_or(0),
+            view_mask: 0,
+            assign_id: 0,
+        };
+        let r = self.call(Request::new(params.clone()))?;
+        let scale = Dec::new(&r.extra).u32().unwrap_or(0);
+        self.push_result(r.result_id, params, r.epoch);
+        let k = opt.k.or_else(|| self.graph_info().map(|g| g.k)).unwrap_or(0);
+        Ok(RemoteResult { id: r.result_id, k, scale, epoch: r.epoch })
+    }
+
+    /// Applies `batch` once to the worker's graph and updates the listed results; returns the
+    /// new epoch. An update in flight when the worker dies is replayed exactly once.
+    pub fn update(&self, batch: &BatchView<'_>, results: &[u64]) -> Result<u64> {
+        let k = batch.k as u32;
+        let input = self.input(&[
+            ArraySrc { kind: kind::INSERT_FROM, dtype: DTYPE_I32, cols: 1, bytes: as_bytes(batch.ins_src) },
+            ArraySrc { kind: kind::INSERT_TO, dtype: DTYPE_I32, cols: 1, bytes: as_bytes(batch.ins_dst) },
+            ArraySrc { kind: kind::INSERT_WEIGHTS, dtype: DTYPE_I32, cols: k, bytes: as_bytes(batch.ins_weights) },
+            ArraySrc { kind: kind::DELETE_FROM, dtype: DTYPE_I32, cols: 1, bytes: as_bytes(batch.del_src) },
+            ArraySrc { kind: kind::DELETE_TO, dtype: DTYPE_I32, cols: 1, bytes: as_bytes(batch.del_dst) },
+        ])?;
+        let mut req = Request::new(OpParams::Update { result_ids: results.to_vec() });
+        req.input = Some(input.clone());
+        let (prev_epoch, prev_results) = {
+            let mut core = self.core.lock();
+            let prev = core.epoch;
+            let prev_results = core.journal.results.clone();
+            core.epoch += 1;
+            let after = core.epoch;
+            if self.opts.journal {
+                // Added before it is sent (12.2 rule 1); listed results move to the new epoch.
+                core.journal.batches.push((input, after));
+                for r in core.journal.results.iter_mut().filter(|r| results.contains(&r.id) && r.epoch == prev) {
+                    r.epoch = after;
+                }
+            }
+            (prev, prev_results)
+        };
+        match self.call(req) {
+            Ok(r) => {
+                let mut core = self.core.lock();
+                core.epoch = r.epoch;
+                if let Some(g) = &mut core.graph {
+                    g.epoch = r.epoch;
+                }
+                Ok(r.epoch)
+            }
+            Err(e) => {
+                let mut core = self.core.lock();
+                let poisoned = matches!(&e, Error::WorkerLost(m) if m.contains("dropped"));
+                if !matches!(e, Error::WorkerLost(_)) || poisoned {
+                    // State unchanged: take the batch back out of the journal.
+                    if !poisoned {
+                        core.journal.batches.pop();
+                    }
+                    core.journal.results = prev_results;
+                    core.epoch = prev_epoch;
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// A zero-copy view of arrays of a result (`mask`: bit kind-1; 0 = the defaults of 5.3).
+    pub fn view(&self, result: u64, mask: u32, objective: usize) -> Result<View> {
+        let mut req = Request::new(OpParams::View { view_mask: mask, objective: objective as u16 });
+        req.result_id = result;
+        self.call(req)?.view.ok_or_else(|| protocol("VIEW reply without a block"))
+    }
+
+    /// Copies one array (`kind`) of a result into a new vector; the lent block is released at once.
+    pub fn copy_i64(&self, result: u64, kind: u16, objective: usize) -> Result<Vec<i64>> {
+        let v = self.view(result, 1 << (kind - 1), objective)?;
+        v.i64s(kind).map(|s| s.to_vec()).ok_or_else(|| protocol(format!("array kind {kind} missing or not I64")))
+    }
+
+    pub fn copy_i32(&self, result: u64, kind: u16, objective: usize) -> Result<Vec<i32>> {
+        let v = self.view(result, 1 << (kind - 1), objective)?;
+        v.i32s(kind).map(|s| s.to_vec()).ok_or_else(|| protocol(format!("array kind {kind} missing or not I32")))
+    }
+
+    /// Frees a resident result.
+    pub fn drop_result(&self, result: u64) -> Result<()> {
+        {
+            let mut core = self.core.lock();
+            core.journal.results.retain(|r| r.id != result);
+        }
+        let mut req = Request::new(OpParams::DropResult);
+        req.result_id = result;
+        self.call(req).map(drop)
+    }
+
+    /// Frees the worker's idle workspaces and FREE pool blocks; returns the bytes released.
+    pub fn release_workspaces(&self) -> Result<u64> {
+        let r = self.call(Request::new(OpParams::ReleaseWorkspaces))?;
+        Ok(Dec::new(&r.extra).u64().unwrap_or(0))
+    }
+
+    /// (bytes of idle workspaces, bytes of the reply pool) in the worker.
+    pub fn workspace_bytes(&self) -> Result<(u64, u64)> {
+        let r = self.call(Request::new(OpParams::WorkspaceBytes))?;
+        let mut d = Dec::new(&r.extra);
+        Ok((d.u64()?, d.u64()?))
+    }
+
+    /// The worker's counters (the PONG body).
+    pub fn worker_stats(&self) -> Result<Pong> {
+        let r = self.call(Request::new(OpParams::Stats))?;
+        let mut body = vec![0u8; 8];
+        body.extend_from_slice(&r.extra);
+        Pong::get(&mut Dec::new(&body))
+    }
+
+    /// The worker's current graph (ROW_PTR, COL_IND, WEIGHTS objective-major), lent.
+    pub fn checkpoint(&self) -> Result<View> {
+        self.call(Request::new(OpParams::Checkpoint))?.view.ok_or_else(|| protocol("CHECKPOINT reply without a block"))
+    }
+
+    /// Sends `bytes` through an input block and gets them back in a lent block.
+    pub fn echo(&self, bytes: &[u8]) -> Result<View> {
+        let mut req = Request::new(OpParams::Echo);
+        req.input = Some(self.input(&[ArraySrc { kind: kind::ECHO_BYTES, dtype: DTYPE_U8, cols: 1, bytes }])?);
+        self.call(req)?.view.ok_or_else(|| protocol("ECHO reply without a block"))
+    }
+}
+
+fn core_conn_kill(conn: &mut Conn) -> u32 {
+    let _ = sys::pidfd_signal(conn.pidfd.as_raw_fd(), libc::SIGKILL);
+    conn.generation
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let mut core = self.core.lock();
+        if let Some(mut conn) = core.conn.take() {
+            let h = Header { msg_type: msg::SHUTDOWN, spawn_id: conn.spawn_id, generation: conn.generation, ..Default::default() };
+            if let Ok(f) = encode_frame(h, &[1], 0) {
+                let _ = sys::send_record(conn.sock.as_raw_fd(), &f, &[], false);
+            }
+            let exited = sys::poll_in(&[conn.pidfd.as_raw_fd()], 1000).is_ok_and(|r| r[0] != 0);
+            if !exited {
+                let _ = sys::pidfd_signal(conn.pidfd.as_raw_fd(), libc::SIGKILL);
+            }
+            let _ = conn.child.wait();
+        }
+        // Views still alive hold the socket; their acks go nowhere, which is fine: the process
+        // that would read them is gone.
+        self.counters.generation.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Waits for one handshake record, bounded by `deadline`, noticing a dead child.
+fn recv_until(sock: &OwnedFd, pidfd: &OwnedFd, buf: &mut [u8], deadline: Instant, what: &str) -> Result<(Header, Vec<u8>)> {
+    loop {
+        let ms = deadline.saturating_duration_since(Instant::now()).as_millis() as i32;
+        if ms <= 0 {
+            return Err(Error::Timeout(format!("dyng worker: no {what} within the spawn timeout")));
+        }
+        let rev = sys::poll_in(&[sock.as_raw_fd(), pidfd.as_raw_fd()], ms).map_err(|e| Error::Io { path: "poll".into(), source: e })?;
+        if rev[0] != 0 {
+            let r = sys::recv_record(sock.as_raw_fd(), buf, true).map_err(|e| worker_lost(format!("recv during handshake: {e}")))?;
+            if r.len == 0 && r.fds.is_empty() {
+                return Err(worker_lost(format!("the worker exited before {what}")));
+            }
+            let (h, body) = decode_frame(&buf[..r.len], r.fds.len())?;
+            return Ok((h, body.to_vec()));
+        }
+        if rev[1] != 0 {
+            return Err(worker_lost(format!("the worker exited before {what}")));
+        }
+    }
+}
+
+/// Maps a REPLY_ERR back to the library error the in-process call would give.
+fn error_of(e: &ReplyErr) -> Error {
+    use crate::ffi::consts::*;
+    let d = e.detail.clone();
+    match e.condition {
+        cond::CANCELLED => return Error::Timeout(format!("dyng worker: call cancelled: {d}")),
+        cond::BACKPRESSURE => return Error::Capacity(format!("dyng worker: back-pressure: {d}")),
+        _ => {}
+    }
+    match e.status as i32 {
+        DYNG_ERR_INVALID_ARGUMENT => Error::InvalidArgument(d),
+        DYNG_ERR_STALE_RESULT => Error::StaleResult(d),
+        DYNG_ERR_CAPACITY => Error::Capacity(d),
+        DYNG_ERR_NOT_SUPPORTED => Error::NotSupported(d),
+        DYNG_ERR_OUT_OF_MEMORY => Error::OutOfMemory(d),
+        DYNG_ERR_CUDA => Error::Cuda(d),
+        DYNG_ERR_TIMEOUT => Error::Timeout(d),
+        DYNG_ERR_PROTOCOL => Error::Protocol(d),
+        DYNG_ERR_IO => Error::Io { path: "dyng worker".into(), source: std::io::Error::other(d) },
+        _ => Error::Internal(d),
+    }
+}
+
+/// Probes the kernel features worker isolation needs (1.4), not the kernel version.
+pub fn probe_platform() -> Result<()> {
+    let unsupported = |what: &str, e: std::io::Error| Error::NotSupported(format!("dyng worker: {what} is unavailable: {e}"));
+    sys::memfd("dyng:probe").map_err(|e| unsupported("memfd_create(MFD_ALLOW_SEALING)", e))?;
+    sys::seqpacket_pair().map_err(|e| unsupported("AF_UNIX/SOCK_SEQPACKET", e))?;
+    sys::pidfd_open(std::process::id() as i32).map_err(|e| unsupported("pidfd_open", e))?;
+    Ok(())
+}

@@ -1,0 +1,672 @@
+//! The DRWP/1 message catalogue: type codes, op codes, array kinds and the packed bodies.
+//!
+//! Each body is a fixed struct written field by field in the order of the spec (section 5); there
+//! is no self-describing serialization. Decoders check every count against its limit before
+//! allocating.
+
+use super::frame::{protocol, Dec, Enc};
+use crate::error::Result;
+
+pub mod msg {
+    pub const HELLO: u16 = 0x01;
+    pub const WELCOME: u16 = 0x02;
+    pub const READY: u16 = 0x03;
+    pub const CALL: u16 = 0x10;
+    pub const CANCEL: u16 = 0x11;
+    pub const CONSUMED: u16 = 0x12;
+    pub const PING: u16 = 0x13;
+    pub const SHUTDOWN: u16 = 0x14;
+    pub const REPLY_OK: u16 = 0x20;
+    pub const REPLY_ERR: u16 = 0x21;
+    pub const HEARTBEAT: u16 = 0x22;
+    pub const PONG: u16 = 0x23;
+    pub const LOG: u16 = 0x24;
+    pub const BLOCK_RETIRED: u16 = 0x25;
+    pub const BYE: u16 = 0x26;
+    pub const PROTOCOL_ERROR: u16 = 0x7F;
+}
+
+pub mod op {
+    pub const LOAD_GRAPH: u16 = 1;
+    pub const SSSP_COMPUTE: u16 = 2;
+    pub const MOSP_COMPUTE: u16 = 3;
+    pub const UPDATE: u16 = 4;
+    pub const VIEW: u16 = 5;
+    pub const DROP_RESULT: u16 = 6;
+    pub const RELEASE_WORKSPACES: u16 = 7;
+    pub const WORKSPACE_BYTES: u16 = 8;
+    pub const STATS: u16 = 9;
+    pub const CHECKPOINT: u16 = 10;
+    pub const ECHO: u16 = 11;
+}
+
+/// Array kinds (5.2).
+pub mod kind {
+    pub const DIST: u16 = 1;
+    pub const PARENT: u16 = 2;
+    pub const COMBINED_DIST: u16 = 3;
+    pub const COMBINED_PARENT: u16 = 4;
+    pub const PATH_COSTS: u16 = 5;
+    pub const ROW_PTR: u16 = 16;
+    pub const COL_IND: u16 = 17;
+    pub const WEIGHTS: u16 = 18;
+    pub const INSERT_FROM: u16 = 32;
+    pub const INSERT_TO: u16 = 33;
+    pub const INSERT_WEIGHTS: u16 = 34;
+    pub const DELETE_FROM: u16 = 35;
+    pub const DELETE_TO: u16 = 36;
+    pub const ECHO_BYTES: u16 = 48;
+}
+
+pub const DTYPE_I32: u8 = 1;
+pub const DTYPE_I64: u8 = 2;
+pub const DTYPE_U8: u8 = 3;
+
+pub fn dtype_size(dtype: u8) -> Result<u64> {
+    match dtype {
+        DTYPE_I32 => Ok(4),
+        DTYPE_I64 => Ok(8),
+        DTYPE_U8 => Ok(1),
+        d => Err(protocol(format!("unknown dtype {d}"))),
+    }
+}
+
+pub const REPLY_NONE: u8 = 0;
+pub const REPLY_LENT: u8 = 1;
+pub const FLAG_IDEMPOTENT: u16 = 1;
+pub const FLAG_REPLAY: u16 = 2;
+pub const FLAG_CHECKSUM: u16 = 4;
+pub const EPOCH_ANY: u64 = u64::MAX;
+pub const CAP_FUTURE_WRITE: u64 = 1;
+pub const MAX_ARRAYS: usize = 16;
+pub const MAX_CONSUMED: usize = 2048;
+pub const MAX_DETAIL: usize = 4096;
+
+/// REPLY_ERR conditions (5.5).
+pub mod cond {
+    pub const NONE: u16 = 0;
+    pub const CANCELLED: u16 = 1;
+    pub const BACKPRESSURE: u16 = 2;
+    pub const EPOCH: u16 = 3;
+    pub const NOT_FOUND: u16 = 4;
+    pub const UNSUPPORTED: u16 = 5;
+    pub const OOM: u16 = 6;
+    pub const INVALID_ARG: u16 = 7;
+}
+
+/// HELLO (W -> H).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Hello {
+    pub build_id: [u8; 20],
+    pub worker_pid: u32,
+    pub worker_starttime: u64,
+    pub page_size: u32,
+    pub caps: u64,
+    pub gpu_count: u16,
+    pub gpu_uuid: [u8; 16],
+    pub max_block_bytes: u64,
+}
+
+impl Hello {
+    pub fn put(&self, e: &mut Enc) {
+        e.bytes(&self.build_id).u32(self.worker_pid).u64(self.worker_starttime).u32(self.page_size);
+        e.u64(self.caps).u16(self.gpu_count).bytes(&self.gpu_uuid).u64(self.max_block_bytes);
+    }
+    pub fn get(d: &mut Dec) -> Result<Self> {
+        Ok(Hello {
+            build_id: d.array()?,
+            worker_pid: d.u32()?,
+            worker_starttime: d.u64()?,
+            page_size: d.u32()?,
+            caps: d.u64()?,
+            gpu_count: d.u16()?,
+            gpu_uuid: d.array()?,
+            max_block_bytes: d.u64()?,
+        })
+    }
+}
+
+/// WELCOME (H -> W).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Welcome {
+    pub spawn_id: u64,
+    pub generation: u32,
+    pub max_outstanding: u16,
+    pub max_lent_bytes: u64,
+    pub lend_ttl_ms: u32,
+    pub heartbeat_ms: u32,
+    pub log_rate_per_s: u32,
+    pub strict_flags: u32,
+    pub backend: u8,
+    pub next_result_id: u64,
+}
+
+impl Welcome {
+    pub fn put(&self, e: &mut Enc) {
+        e.u64(self.spawn_id).u32(self.generation).u16(self.max_outstanding).u64(self.max_lent_bytes);
+        e.u32(self.lend_ttl_ms).u32(self.heartbeat_ms).u32(self.log_rate_per_s).u32(self.strict_flags);
+        e.u8(self.backend).u64(self.next_result_id);
+    }
+    pub fn get(d: &mut Dec) -> Result<Self> {
+        Ok(Welcome {
+            spawn_id: d.u64()?,
+            generation: d.u32()?,
+            max_outstanding: d.u16()?,
+            max_lent_bytes: d.u64()?,
+            lend_ttl_ms: d.u32()?,
+            heartbeat_ms: d.u32()?,
+            log_rate_per_s: d.u32()?,
+            strict_flags: d.u32()?,
+            backend: d.u8()?,
+            next_result_id: d.u64()?,
+        })
+    }
+}
+
+/// READY (W -> H).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Ready {
+    pub epoch: u64,
+    pub pool_blocks: u32,
+    pub pool_bytes: u64,
+}
+
+impl Ready {
+    pub fn put(&self, e: &mut Enc) {
+        e.u64(self.epoch).u32(self.pool_blocks).u64(self.pool_bytes);
+    }
+    pub fn get(d: &mut Dec) -> Result<Self> {
+        Ok(Ready { epoch: d.u64()?, pool_blocks: d.u32()?, pool_bytes: d.u64()? })
+    }
+}
+
+/// The 32-byte array descriptor of CALL inputs, REPLY_OK and the block header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ArrayDesc {
+    pub kind: u16,
+    pub dtype: u8,
+    pub fd_idx: u8,
+    pub cols: u32,
+    pub offset: u64,
+    pub count: u64,
+    pub xxh3: u64,
+}
+
+impl ArrayDesc {
+    pub const SIZE: usize = 32;
+    pub fn put(&self, e: &mut Enc) {
+        e.u16(self.kind).u8(self.dtype).u8(self.fd_idx).u32(self.cols);
+        e.u64(self.offset).u64(self.count).u64(self.xxh3);
+    }
+    pub fn get(d: &mut Dec) -> Result<Self> {
+        Ok(ArrayDesc {
+            kind: d.u16()?,
+            dtype: d.u8()?,
+            fd_idx: d.u8()?,
+            cols: d.u32()?,
+            offset: d.u64()?,
+            count: d.u64()?,
+            xxh3: d.u64()?,
+        })
+    }
+    /// Bytes of the array; overflow is a protocol error.
+    pub fn byte_len(&self) -> Result<u64> {
+        self.count
+            .checked_mul(dtype_size(self.dtype)?)
+            .ok_or_else(|| protocol(format!("array of kind {} is too long", self.kind)))
+    }
+    pub fn end(&self) -> Result<u64> {
+        self.offset
+            .checked_add(self.byte_len()?)
+            .ok_or_else(|| protocol(format!("array of kind {} ends past 2^64", self.kind)))
+    }
+}
+
+fn put_descs(e: &mut Enc, descs: &[ArrayDesc]) {
+    e.u8(descs.len() as u8);
+    descs.iter().for_each(|a| a.put(e));
+}
+
+fn get_descs(d: &mut Dec) -> Result<Vec<ArrayDesc>> {
+    let n = d.u8()? as usize;
+    if n > MAX_ARRAYS {
+        return Err(protocol(format!("{n} arrays exceed the limit {MAX_ARRAYS}")));
+    }
+    (0..n).map(|_| ArrayDesc::get(d)).collect()
+}
+
+/// The op parameters of a CALL (5.3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpParams {
+    LoadGraph { n: u32, m: u64, kg: u16, base_epoch: u64 },
+    SsspCompute { source: i32, objective: u16, delta: i64, view_mask: u32, assign_id: u64 },
+    MospCompute { source: i32, k: u16, prefs: Vec<u32>, delta: i64, view_mask: u32, assign_id: u64 },
+    Update { result_ids: Vec<u64> },
+    View { view_mask: u32, objective: u16 },
+    DropResult,
+    ReleaseWorkspaces,
+    WorkspaceBytes,
+    Stats,
+    Checkpoint,
+    Echo,
+}
+
+impl OpParams {
+    pub fn op(&self) -> u16 {
+        match self {
+            OpParams::LoadGraph { .. } => op::LOAD_GRAPH,
+            OpParams::SsspCompute { .. } => op::SSSP_COMPUTE,
+            OpParams::MospCompute { .. } => op::MOSP_COMPUTE,
+            OpParams::Update { .. } => op::UPDATE,
+            OpParams::View { .. } => op::VIEW,
+            OpParams::DropResult => op::DROP_RESULT,
+            OpParams::ReleaseWorkspaces => op::RELEASE_WORKSPACES,
+            OpParams::WorkspaceBytes => op::WORKSPACE_BYTES,
+            OpParams::Stats => op::STATS,
+            OpParams::Checkpoint => op::CHECKPOINT,
+            OpParams::Echo => op::ECHO,
+        }
+    }
+}
+
+/// CALL (H -> W).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    pub reply_mode: u8,
+    pub call_flags: u16,
+    pub deadline_ms: u32,
+    pub expected_epoch: u64,
+    pub result_id: u64,
+    pub params: OpParams,
+    pub inputs: Vec<ArrayDesc>,
+}
+
+impl Call {
+    pub fn put(&self, e: &mut Enc) {
+        e.u16(self.params.op()).u8(self.reply_mode).u16(self.call_flags).u32(self.deadline_ms);
+        e.u64(self.expected_epoch).u64(self.result_id);
+        match &self.params {
+            OpParams::LoadGraph { n, m, kg, base_epoch } => {
+                e.u32(*n).u64(*m).u16(*kg).u64(*base_epoch);
+            }
+            OpParams::SsspCompute { source, objective, delta, view_mask, assign_id } => {
+                e.i32(*source).u16(*objective).i64(*delta).u32(*view_mask).u64(*assign_id);
+            }
+            OpParams::MospCompute { source, k, prefs, delta, view_mask, assign_id } => {
+                e.i32(*source).u16(*k).u16(prefs.len() as u16);
+                for i in 0..32 {
+                    e.u32(prefs.get(i).copied().unwrap_or(0));
+                }
+                e.i64(*delta).u32(*view_mask).u64(*assign_id);
+            }
+            OpParams::Update { result_ids } => {
+                e.u32(result_ids.len() as u32);
+                result_ids.iter().for_each(|r| {
+                    e.u64(*r);
+                });
+            }
+            OpParams::View { view_mask, objective } => {
+                e.u32(*view_mask).u16(*objective);
+            }
+            _ => {}
+        }
+        put_descs(e, &self.inputs);
+    }
+
+    pub fn get(d: &mut Dec) -> Result<Self> {
+        let op_code = d.u16()?;
+        let reply_mode = d.u8()?;
+        let call_flags = d.u16()?;
+        let deadline_ms = d.u32()?;
+        let expected_epoch = d.u64()?;
+        let result_id = d.u64()?;
+        let params = match op_code {
+            op::LOAD_GRAPH => OpParams::LoadGraph { n: d.u32()?, m: d.u64()?, kg: d.u16()?, base_epoch: d.u64()? },
+            op::SSSP_COMPUTE => OpParams::SsspCompute {
+                source: d.i32()?,
+                objective: d.u16()?,
+                delta: d.i64()?,
+                view_mask: d.u32()?,
+                assign_id: d.u64()?,
+            },
+            op::MOSP_COMPUTE => {
+                let source = d.i32()?;
+                let k = d.u16()?;
+                let n_prefs = d.u16()? as usize;
+                if n_prefs > 32 {
+                    return Err(protocol(format!("n_prefs = {n_prefs} exceeds 32")));
+                }
+                let all: Vec<u32> = (0..32).map(|_| d.u32()).collect::<Result<_>>()?;
+                OpParams::MospCompute {
+                    source,
+                    k,
+                    prefs: all[..n_prefs].to_vec(),
+                    delta: d.i64()?,
+                    view_mask: d.u32()?,
+                    assign_id: d.u64()?,
+                }
+            }
+            op::UPDATE => {
+                let n = d.u32()? as usize;
+                // Bounded by the frame size: each id takes 8 bytes of a 64 KiB record.
+                if n * 8 > d.remaining() {
+                    return Err(protocol(format!("UPDATE lists {n} results, the body is shorter")));
+                }
+                OpParams::Update { result_ids: (0..n).map(|_| d.u64()).collect::<Result<_>>()? }
+            }
+            op::VIEW => OpParams::View { view_mask: d.u32()?, objective: d.u16()? },
+            op::DROP_RESULT => OpParams::DropResult,
+            op::RELEASE_WORKSPACES => OpParams::ReleaseWorkspaces,
+            op::WORKSPACE_BYTES => OpParams::WorkspaceBytes,
+            op::STATS => OpParams::Stats,
+            op::CHECKPOINT => OpParams::Checkpoint,
+            op::ECHO => OpParams::Echo,
+            other => return Err(protocol(format!("unknown op {other}"))),
+        };
+        let inputs = get_descs(d)?;
+        Ok(Call { reply_mode, call_flags, deadline_ms, expected_epoch, result_id, params, inputs })
+    }
+}
+
+/// REPLY_OK (W -> H). `extra` holds the op's extra reply fields, decoded by the caller.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ReplyOk {
+    pub epoch: u64,
+    pub result_id: u64,
+    pub compute_ns: u64,
+    pub block_id: u32,
+    pub lend_seq: u64,
+    pub total_len: u64,
+    pub arrays: Vec<ArrayDesc>,
+    pub extra: Vec<u8>,
+}
+
+impl ReplyOk {
+    pub fn put(&self, e: &mut Enc) {
+        e.u64(self.epoch).u64(self.result_id).u64(self.compute_ns);
+        e.u32(self.block_id).u64(self.lend_seq).u64(self.total_len);
+        put_descs(e, &self.arrays);
+        e.bytes(&self.extra);
+    }
+    pub fn get(d: &mut Dec) -> Result<Self> {
+        Ok(ReplyOk {
+            epoch: d.u64()?,
+            result_id: d.u64()?,
+            compute_ns: d.u64()?,
+            block_id: d.u32()?,
+            lend_seq: d.u64()?,
+            total_len: d.u64()?,
+            arrays: get_descs(d)?,
+            extra: d.rest().to_vec(),
+        })
+    }
+}
+
+/// REPLY_ERR (W -> H).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ReplyErr {
+    pub status: u32,
+    pub condition: u16,
+    pub retryable: u8,
+    pub state_lost: bool,
+    pub detail: String,
+    /// TLVs: 1 bytes_needed, 2 epoch_now, 3 result_id (all u64).
+    pub tlvs: Vec<(u16, u64)>,
+}
+
+impl ReplyErr {
+    pub fn put(&self, e: &mut Enc) {
+        let detail = truncate_utf8(&self.detail, MAX_DETAIL);
+        e.u32(self.status).u16(self.condition).u8(self.retryable).u8(self.state_lost as u8);
+        e.u16(detail.len() as u16).bytes(detail.as_bytes());
+        for (t, v) in &self.tlvs {
+            e.u16(*t).u16(8).u64(*v);
+        }
+    }
+    pub fn get(d: &mut Dec) -> Result<Self> {
+        let status = d.u32()?;
+        let condition = d.u16()?;
+        let retryable = d.u8()?;
+        let state = d.u8()?;
+        let len = d.u16()? as usize;
+        if len > MAX_DETAIL {
+            return Err(protocol(format!("detail of {len} bytes exceeds {MAX_DETAIL}")));
+        }
+        let detail = String::from_utf8_lossy(d.take(len)?).into_owned();
+        let mut tlvs = Vec::new();
+        while d.remaining() > 0 {
+            let t = d.u16()?;
+            let l = d.u16()? as usize;
+            let bytes = d.take(l)?;
+            // Unknown TLVs (and known ones of another size) are skipped, as the spec asks.
+            if l == 8 {
+                tlvs.push((t, u64::from_le_bytes(bytes.try_into().unwrap_or([0; 8]))));
+            }
+        }
+        Ok(ReplyErr { status, condition, retryable, state_lost: state == 1, detail, tlvs })
+    }
+    pub fn tlv(&self, t: u16) -> Option<u64> {
+        self.tlvs.iter().find(|(k, _)| *k == t).map(|(_, v)| *v)
+    }
+}
+
+fn truncate_utf8(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// One CONSUMED entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ack {
+    pub call_id: u64,
+    pub block_id: u32,
+    pub lend_seq: u64,
+}
+
+pub fn put_consumed(e: &mut Enc, acks: &[Ack]) {
+    e.u16(acks.len() as u16);
+    for a in acks {
+        e.u64(a.call_id).u32(a.block_id).u64(a.lend_seq);
+    }
+}
+
+pub fn get_consumed(d: &mut Dec) -> Result<Vec<Ack>> {
+    let n = d.u16()? as usize;
+    if n > MAX_CONSUMED || n * 20 > d.remaining() {
+        return Err(protocol(format!("CONSUMED with {n} entries is malformed")));
+    }
+    (0..n)
+        .map(|_| Ok(Ack { call_id: d.u64()?, block_id: d.u32()?, lend_seq: d.u64()? }))
+        .collect()
+}
+
+/// HEARTBEAT (W -> H).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Heartbeat {
+    pub running_call: u64,
+    pub progress: u64,
+    pub phase: u16,
+    pub credit_starved: u8,
+    pub mono_ns: u64,
+}
+
+impl Heartbeat {
+    pub fn put(&self, e: &mut Enc) {
+        e.u64(self.running_call).u64(self.progress).u16(self.phase).u8(self.credit_starved).u64(self.mono_ns);
+    }
+    pub fn get(d: &mut Dec) -> Result<Self> {
+        Ok(Heartbeat {
+            running_call: d.u64()?,
+            progress: d.u64()?,
+            phase: d.u16()?,
+            credit_starved: d.u8()?,
+            mono_ns: d.u64()?,
+        })
+    }
+}
+
+/// PONG (W -> H); also the STATS body of result 0 (without the nonce).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pong {
+    pub nonce: u64,
+    pub queued: u32,
+    pub running_call: u64,
+    pub lent_blocks: u32,
+    pub lent_bytes: u64,
+    pub pool_blocks: u32,
+    pub pool_bytes: u64,
+    pub retired_total: u64,
+    pub acks_ignored: u64,
+    pub rss_bytes: u64,
+    pub epoch: u64,
+    pub results: u32,
+}
+
+impl Pong {
+    pub fn put(&self, e: &mut Enc) {
+        e.u64(self.nonce).u32(self.queued).u64(self.running_call).u32(self.lent_blocks);
+        e.u64(self.lent_bytes).u32(self.pool_blocks).u64(self.pool_bytes).u64(self.retired_total);
+        e.u64(self.acks_ignored).u64(self.rss_bytes).u64(self.epoch).u32(self.results);
+    }
+    pub fn get(d: &mut Dec) -> Result<Self> {
+        Ok(Pong {
+            nonce: d.u64()?,
+            queued: d.u32()?,
+            running_call: d.u64()?,
+            lent_blocks: d.u32()?,
+            lent_bytes: d.u64()?,
+            pool_blocks: d.u32()?,
+            pool_bytes: d.u64()?,
+            retired_total: d.u64()?,
+            acks_ignored: d.u64()?,
+            rss_bytes: d.u64()?,
+            epoch: d.u64()?,
+            results: d.u32()?,
+        })
+    }
+}
+
+/// BLOCK_RETIRED entries: (block_id, lend_seq).
+pub fn put_retired(e: &mut Enc, blocks: &[(u32, u64)]) {
+    e.u16(blocks.len() as u16);
+    for (b, s) in blocks {
+        e.u32(*b).u64(*s);
+    }
+}
+
+pub fn get_retired(d: &mut Dec) -> Result<Vec<(u32, u64)>> {
+    let n = d.u16()? as usize;
+    if n * 12 > d.remaining() {
+        return Err(protocol(format!("BLOCK_RETIRED with {n} entries is malformed")));
+    }
+    (0..n).map(|_| Ok((d.u32()?, d.u64()?))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round<T: PartialEq + std::fmt::Debug>(v: &T, put: impl Fn(&T, &mut Enc), get: impl Fn(&mut Dec) -> Result<T>) -> Vec<u8> {
+        let mut e = Enc::default();
+        put(v, &mut e);
+        let mut d = Dec::new(&e.0);
+        assert_eq!(&get(&mut d).unwrap(), v);
+        d.finish().unwrap();
+        // Every strict prefix is rejected, never a panic.
+        for len in 0..e.0.len() {
+            let mut d = Dec::new(&e.0[..len]);
+            let r = get(&mut d).and_then(|_| d.finish());
+            assert!(r.is_err(), "prefix {len} accepted");
+        }
+        e.0
+    }
+
+    #[test]
+    fn handshake_bodies_round_trip_with_pinned_sizes() {
+        let h = Hello { worker_pid: 42, caps: CAP_FUTURE_WRITE, page_size: 4096, max_block_bytes: 1 << 30, ..Default::default() };
+        assert_eq!(round(&h, Hello::put, Hello::get).len(), 20 + 4 + 8 + 4 + 8 + 2 + 16 + 8);
+        let w = Welcome { spawn_id: 9, generation: 3, next_result_id: 5, backend: 1, ..Default::default() };
+        assert_eq!(round(&w, Welcome::put, Welcome::get).len(), 8 + 4 + 2 + 8 + 4 * 4 + 1 + 8);
+        let r = Ready { epoch: 1, pool_blocks: 2, pool_bytes: 3 };
+        assert_eq!(round(&r, Ready::put, Ready::get).len(), 20);
+        let hb = Heartbeat { running_call: 4, progress: 5, phase: 1, credit_starved: 1, mono_ns: 6 };
+        assert_eq!(round(&hb, Heartbeat::put, Heartbeat::get).len(), 27);
+        let p = Pong { nonce: 1, epoch: 7, results: 2, ..Default::default() };
+        assert_eq!(round(&p, Pong::put, Pong::get).len(), 8 * 8 + 4 * 4);
+    }
+
+    #[test]
+    fn calls_round_trip_for_every_op() {
+        let d = ArrayDesc { kind: kind::ROW_PTR, dtype: DTYPE_I32, fd_idx: 0, cols: 1, offset: 4096, count: 11, xxh3: 0 };
+        let all = vec![
+            OpParams::LoadGraph { n: 10, m: 20, kg: 2, base_epoch: 0 },
+            OpParams::SsspCompute { source: 3, objective: 1, delta: 0, view_mask: 3, assign_id: 0 },
+            OpParams::MospCompute { source: 0, k: 2, prefs: vec![1, 2], delta: 5, view_mask: 0, assign_id: 9 },
+            OpParams::Update { result_ids: vec![1, 2, 3] },
+            OpParams::View { view_mask: 4, objective: 1 },
+            OpParams::DropResult,
+            OpParams::ReleaseWorkspaces,
+            OpParams::WorkspaceBytes,
+            OpParams::Stats,
+            OpParams::Checkpoint,
+            OpParams::Echo,
+        ];
+        for params in all {
+            let c = Call { reply_mode: 1, call_flags: 1, deadline_ms: 5, expected_epoch: EPOCH_ANY, result_id: 2, params, inputs: vec![d] };
+            round(&c, Call::put, Call::get);
+        }
+        let mosp = Call { reply_mode: 0, call_flags: 0, deadline_ms: 0, expected_epoch: 0, result_id: 0,
+            params: OpParams::MospCompute { source: 0, k: 0, prefs: vec![], delta: 0, view_mask: 0, assign_id: 0 }, inputs: vec![] };
+        let mut e = Enc::default();
+        mosp.put(&mut e);
+        assert_eq!(e.0.len(), 25 + 4 + 2 + 2 + 128 + 8 + 4 + 8 + 1);
+    }
+
+    #[test]
+    fn replies_round_trip() {
+        let ok = ReplyOk { epoch: 3, result_id: 4, compute_ns: 5, block_id: 6, lend_seq: 7, total_len: 8192,
+            arrays: vec![ArrayDesc { kind: 1, dtype: 2, count: 3, offset: 4096, cols: 1, ..Default::default() }], extra: vec![1, 0, 0, 0] };
+        let mut e = Enc::default();
+        ok.put(&mut e);
+        assert_eq!(ReplyOk::get(&mut Dec::new(&e.0)).unwrap(), ok);
+        let err = ReplyErr { status: 2, condition: cond::EPOCH, retryable: 0, state_lost: false, detail: "dyng: x".into(), tlvs: vec![(2, 17)] };
+        let mut e = Enc::default();
+        err.put(&mut e);
+        let back = ReplyErr::get(&mut Dec::new(&e.0)).unwrap();
+        assert_eq!(back, err);
+        assert_eq!(back.tlv(2), Some(17));
+        let acks = vec![Ack { call_id: 1, block_id: 2, lend_seq: 3 }; 3];
+        let mut e = Enc::default();
+        put_consumed(&mut e, &acks);
+        assert_eq!(e.0.len(), 2 + 3 * 20);
+        assert_eq!(get_consumed(&mut Dec::new(&e.0)).unwrap(), acks);
+        let mut e = Enc::default();
+        put_retired(&mut e, &[(1, 2)]);
+        assert_eq!(get_retired(&mut Dec::new(&e.0)).unwrap(), vec![(1, 2)]);
+    }
+
+    #[test]
+    fn malformed_bodies_are_rejected() {
+        let mut e = Enc::default();
+        e.u16(99).u8(0).u16(0).u32(0).u64(0).u64(0).u8(0);
+        assert!(Call::get(&mut Dec::new(&e.0)).is_err(), "unknown op");
+        let mut e = Enc::default();
+        e.u16(op::ECHO).u8(0).u16(0).u32(0).u64(0).u64(0).u8(200);
+        assert!(Call::get(&mut Dec::new(&e.0)).is_err(), "too many arrays");
+        let mut e = Enc::default();
+        e.u16(op::UPDATE).u8(0).u16(0).u32(0).u64(0).u64(0).u32(u32::MAX);
+        assert!(Call::get(&mut Dec::new(&e.0)).is_err(), "huge result list");
+        let mut e = Enc::default();
+        e.u16(u16::MAX);
+        assert!(get_consumed(&mut Dec::new(&e.0)).is_err());
+        let big = ArrayDesc { dtype: DTYPE_I64, count: u64::MAX, ..Default::default() };
+        assert!(big.byte_len().is_err());
+        assert!(ArrayDesc { dtype: 9, ..Default::default() }.byte_len().is_err());
+    }
+}

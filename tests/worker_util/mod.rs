@@ -1,0 +1,125 @@
+//! Shared helpers of the worker tests: options pointing at the built `dyng-worker`, small graphs
+//! and batches, and the leak checks of spec 17.3 (L1-L4, L6) read from `/proc`.
+#![allow(dead_code)]
+
+use dyng::worker::WorkerOptions;
+use dyng::{Batch, Csr, WeightLayout};
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+pub fn opts() -> WorkerOptions {
+    WorkerOptions {
+        worker_path: Some(env!("CARGO_BIN_EXE_dyng-worker").into()),
+        hang_timeout: Duration::from_secs(5),
+        ..Default::default()
+    }
+}
+
+/// A w x h grid with k objectives.
+pub fn grid(w: usize, h: usize, k: usize, seed: u32) -> Csr {
+    let t = dyng::io::graphgen::grid(w, h, k, 1, 100, seed).expect("grid");
+    Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor).expect("csr")
+}
+
+/// A deterministic mixed batch: `ins` insertions and `del` deletions of existing edges.
+pub fn batch(g: &Csr, ins: usize, del: usize, seed: u64) -> Batch {
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut next = move || {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (s >> 33) as usize
+    };
+    let (n, k) = (g.n(), g.k());
+    let mut b = Batch::new(k);
+    for _ in 0..ins {
+        let w: Vec<i32> = (0..k).map(|_| 1 + (next() % 100) as i32).collect();
+        b.insert((next() % n) as i32, (next() % n) as i32, &w);
+    }
+    for _ in 0..del {
+        let u = next() % n;
+        let r = g.row(u);
+        if !r.is_empty() {
+            let e = r.start + next() % r.len();
+            b.delete(u as i32, g.col_ind()[e]);
+        }
+    }
+    b
+}
+
+pub fn shm_listing() -> BTreeSet<String> {
+    ["/dev/shm", "/run/shm"]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten())
+        .map(|e| e.path().display().to_string())
+        .collect()
+}
+
+/// Targets of `/proc/<pid>/fd` links.
+pub fn fd_targets(pid: u32) -> Vec<String> {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_link(e.path()).ok())
+        .map(|p| p.display().to_string())
+        .collect()
+}
+
+pub fn memfd_fds(pid: u32, prefix: &str) -> usize {
+    fd_targets(pid).iter().filter(|t| t.starts_with(&format!("/memfd:{prefix}"))).count()
+}
+
+/// Mappings of dyng memfds in `/proc/<pid>/maps`.
+pub fn memfd_maps(pid: u32) -> usize {
+    std::fs::read_to_string(format!("/proc/{pid}/maps"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("/memfd:dyng"))
+        .count()
+}
+
+pub fn alive(pid: u32) -> bool {
+    // A zombie has exited; only running processes count.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| s.rsplit(')').next().map(|r| r.trim_start().chars().next() != Some('Z')))
+        .unwrap_or(false)
+}
+
+/// Waits (bounded) until `pid` is gone; returns how long it took.
+pub fn wait_gone(pid: u32, limit: Duration) -> Option<Duration> {
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        if !alive(pid) {
+            return Some(t0.elapsed());
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    None
+}
+
+/// Processes whose session id (stat field 6) is `sid`.
+pub fn session_members(sid: u32) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|s| s.rsplit(')').next().and_then(|r| r.split_whitespace().nth(3)?.parse::<u32>().ok()))
+                == Some(sid)
+                && alive(*pid)
+        })
+        .collect()
+}
+
+pub fn self_fd_count() -> usize {
+    fd_targets(std::process::id()).len()
+}
+
+/// Serializes the tests of one binary that read process-wide counters (fds, mappings).
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
