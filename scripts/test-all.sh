@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --release --all-targets
+# The worker's fault-injection matrix: a cargo feature that release builds refuse.
+cargo test --features fault-injection --test worker_faults
 for extra in scripts/ffi-check.sh scripts/nvrtc-check.sh; do
     if [ -x "$extra" ]; then
         echo "== $extra"
