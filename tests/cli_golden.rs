@@ -129,3 +129,36 @@ fn cuda_backend_is_refused_cleanly() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stderr).contains("CUDA"));
 }
+
+/// `--isolation worker`: every case with canonical initial trees (or `canonicalize=yes`) gives the
+/// in-process bytes; a case with non-canonical trees is refused with a message saying why.
+#[test]
+fn worker_isolation_through_the_cli() {
+    let tmp = std::env::temp_dir().join(format!("dyng-cli-worker-{}", std::process::id()));
+    let (mut same, mut refused) = (0, 0);
+    let mut failures = Vec::new();
+    for g in ["thesis", "handmade", "small"] {
+        for case in cases(&local_golden().join(g)) {
+            let out = tmp.join(case.name.replace('/', "_"));
+            let o = run_case(&case, &out, &["--isolation", "worker"]);
+            let stderr = String::from_utf8_lossy(&o.stderr);
+            if o.status.success() {
+                for (rel, digest) in case.expected_sums() {
+                    let got = std::fs::read(out.join(&rel)).map(|b| sha256_hex(&b)).unwrap_or_default();
+                    if got != digest {
+                        failures.push(format!("{}: {rel} differs", case.name));
+                    }
+                }
+                same += 1;
+            } else if stderr.contains("needs canonical initial trees") && !case.canonicalize {
+                refused += 1;
+            } else {
+                failures.push(format!("{}: exit {:?}: {stderr}", case.name, o.status.code()));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert_eq!(same + refused, 3 + 15 + 60);
+    assert!(same >= 55, "only {same} cases ran through the worker");
+}

@@ -10,30 +10,59 @@ use crate::mosp::MospResult;
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
+/// The arrays of a MOSP run's outputs, wherever they live (in process or in a worker's blocks).
+pub struct MospArrays<'a> {
+    /// (distances, parents) of objectives 0..K-1.
+    pub trees: Vec<(&'a [i64], &'a [i32])>,
+    pub combined_distances: &'a [i64],
+    pub combined_parents: &'a [i32],
+    /// n x KG, vertex-major.
+    pub path_costs: &'a [i64],
+    /// Objectives of the graph (the path-cost columns).
+    pub graph_k: usize,
+}
+
+impl<'a> MospArrays<'a> {
+    pub fn of(m: &'a MospResult) -> Self {
+        MospArrays {
+            trees: m.trees().iter().map(|t| (t.distances(), t.parents())).collect(),
+            combined_distances: m.combined_distances(),
+            combined_parents: m.combined_parents(),
+            path_costs: m.path_costs(),
+            graph_k: m.graph_k(),
+        }
+    }
+}
+
 /// Every output file of `m`, as (relative path, bytes).
 pub fn mosp_output_files(m: &MospResult) -> Vec<(PathBuf, Vec<u8>)> {
+    output_files(&MospArrays::of(m))
+}
+
+/// Every output file of a run, as (relative path, bytes), formatted in parallel.
+pub fn output_files(a: &MospArrays<'_>) -> Vec<(PathBuf, Vec<u8>)> {
     enum Job<'a> {
         Dist(&'a [i64]),
         Tree(&'a [i32]),
         Costs,
     }
     let mut jobs: Vec<(PathBuf, Job<'_>)> = Vec::new();
-    for (j, t) in m.trees().iter().enumerate() {
+    for (j, (d, p)) in a.trees.iter().enumerate() {
         let dir = PathBuf::from(format!("obj{j}"));
-        jobs.push((dir.join("distancesUpdated.txt"), Job::Dist(t.distances())));
-        jobs.push((dir.join("SSSPTreeUpdated.txt"), Job::Tree(t.parents())));
+        jobs.push((dir.join("distancesUpdated.txt"), Job::Dist(d)));
+        jobs.push((dir.join("SSSPTreeUpdated.txt"), Job::Tree(p)));
     }
     let comb = PathBuf::from("combinedGraph");
-    jobs.push((comb.join("distancesCsr.txt"), Job::Dist(m.combined_distances())));
-    jobs.push((comb.join("SSSPTreeCsr.txt"), Job::Tree(m.combined_parents())));
+    jobs.push((comb.join("distancesCsr.txt"), Job::Dist(a.combined_distances)));
+    jobs.push((comb.join("SSSPTreeCsr.txt"), Job::Tree(a.combined_parents)));
     jobs.push((comb.join("mospCosts.txt"), Job::Costs));
-    let n = m.combined_distances().len();
+    let n = a.combined_distances.len();
     jobs.into_par_iter()
         .map(|(path, job)| {
             let bytes = match job {
                 Job::Dist(d) => format_distances(d),
                 Job::Tree(p) => format_parents(p),
-                Job::Costs => format_costs(n, m.graph_k(), m.path_costs()),
+                Job::Costs => format_costs(n, a.graph_k, a.path_costs),
             };
             (path, bytes)
         })
@@ -42,7 +71,12 @@ pub fn mosp_output_files(m: &MospResult) -> Vec<(PathBuf, Vec<u8>)> {
 
 /// Writes every output file of `m` under `dir`.
 pub fn write_mosp_outputs(dir: &Path, m: &MospResult) -> Result<()> {
-    let files = mosp_output_files(m);
+    write_outputs(dir, &MospArrays::of(m))
+}
+
+/// Writes every output file of a run under `dir` (directories first).
+pub fn write_outputs(dir: &Path, a: &MospArrays<'_>) -> Result<()> {
+    let files = output_files(a);
     for (rel, _) in &files {
         if let Some(parent) = rel.parent() {
             let d = dir.join(parent);

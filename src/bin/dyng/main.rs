@@ -8,6 +8,7 @@
 mod bench;
 mod demo;
 mod fmt;
+mod isolated;
 mod mosp;
 mod prep;
 mod progress;

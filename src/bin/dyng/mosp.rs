@@ -7,7 +7,7 @@
 use crate::fmt::{ms_since, ns_to_ms};
 use crate::progress::spinner;
 use crate::{resources, BackendArg};
-use clap::Args;
+use clap::{Args, ValueEnum};
 use dyng::io::case::{read_mosp_inputs, CasePaths};
 use dyng::io::outputs::{self, mosp_stats_text};
 use dyng::io::timing::Timing;
@@ -15,6 +15,13 @@ use dyng::{Error, MospResult, SsspOptions, SsspResult};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
+
+/// Where the engines run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Isolation {
+    InProcess,
+    Worker,
+}
 
 #[derive(Args, Debug)]
 pub struct MospArgs {
@@ -60,11 +67,15 @@ pub struct MospArgs {
     /// Print only the RESULT and VALIDATE lines.
     #[arg(long)]
     pub quiet: bool,
-    /// Write the deterministic counters as key=value lines (the golden corpus' stats.txt keys).
+    /// Write the deterministic counters as key=value lines (the golden corpus' stats.txt keys;
+    /// under worker isolation only the sizes, as the engines' counters stay in the worker).
     #[arg(long)]
     pub stats: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "parallel")]
     pub backend: BackendArg,
+    /// Run the update in this process or in a `dyng-worker` process (canonical trees only).
+    #[arg(long, value_enum, default_value = "in-process", conflicts_with_all = ["validate", "timing"])]
+    pub isolation: Isolation,
     /// Threads of the parallel engine (0 = all cores).
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
@@ -99,6 +110,12 @@ pub fn run(args: MospArgs) -> dyng::Result<ExitCode> {
         .map(|(j, (d, p))| SsspResult::from_arrays(&inp.graph, inp.source, j, d, p, args.canonicalize, &sopt))
         .collect::<dyng::Result<Vec<_>>>()?;
     let canon_ms = ms_since(t_canon);
+    if args.isolation == Isolation::Worker {
+        pb.finish_and_clear();
+        let out = (!args.no_output).then_some(args.out.as_path());
+        crate::isolated::run(&inp, &trees, &args.pref, args.delta, out, args.quiet, args.stats.as_deref())?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut mosp = MospResult::from_trees(&res, &inp.graph, inp.source, trees, &args.pref)?;
     let validate = args.validate;
     pb.set_message("updating");
