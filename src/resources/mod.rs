@@ -49,6 +49,8 @@ struct Inner {
     thread_pool: Option<rayon::ThreadPool>,
     cuda: Option<crate::cuda::CudaEngine>,
     workspaces: WorkspacePool,
+    /// One engine team at a time on the thread pool (see `sssp::exec::Parallel`).
+    team_lock: parking_lot::Mutex<()>,
 }
 
 /// The execution context. Clones share the thread pool and the workspace pool.
@@ -108,6 +110,7 @@ impl Resources {
                 thread_pool,
                 cuda,
                 workspaces: WorkspacePool::new(),
+                team_lock: parking_lot::Mutex::new(()),
             }),
         })
     }
@@ -141,6 +144,10 @@ impl Resources {
 
     pub(crate) fn thread_pool(&self) -> Option<&rayon::ThreadPool> {
         self.inner.thread_pool.as_ref()
+    }
+
+    pub(crate) fn team_lock(&self) -> &parking_lot::Mutex<()> {
+        &self.inner.team_lock
     }
 
     /// The CUDA engine of a CUDA handle.

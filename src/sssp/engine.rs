@@ -10,13 +10,13 @@
 //! invalidate their subtrees (detecting parent cycles); add insertion heads; pull every candidate's
 //! best in-edge; propagate with near/far piles; unpack.
 
-use super::exec::Exec;
+use super::exec::{Exec, Team};
 use super::packing::{Packing, PACKED_INF};
 use super::stats::UpdateStats;
 use super::workspace::{Appender, VertexList, Workspace};
 use crate::error::{Error, Result};
 use crate::DISTANCE_INF;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 /// One objective's out-edges (CSR with one weight column).
 #[derive(Clone, Copy)]
@@ -113,10 +113,8 @@ pub(crate) fn compute<E: Exec>(
     let (run, mut stats) = Run::prepare(exec, out, source, delta, max_weight, ws)?;
     let mut gens = Generations(ws.generation);
     let shared: &Workspace = ws;
-    exec.install(|| {
-        solve_from_source(&run, shared, &mut gens, &mut stats);
-        stats.affected = unpack(&run, shared, &mut gens, dist, parent) as i64;
-    });
+    solve_from_source(&run, shared, &mut gens, &mut stats);
+    stats.affected = unpack(&run, shared, &mut gens, dist, parent) as i64;
     ws.generation = gens.0;
     Ok(stats)
 }
@@ -162,7 +160,7 @@ pub(crate) fn update<E: Exec>(
     let (run, mut stats) = Run::prepare(exec, out, source, delta, max_weight, ws)?;
     let mut gens = Generations(ws.generation);
     let shared: &Workspace = ws;
-    let result = exec.install(|| -> Result<()> {
+    let result = (|| -> Result<()> {
         let ws = shared;
         // Invalidation first: its count decides between repairing and recomputing, and a
         // recompute needs neither the packed old tree nor the candidate list.
@@ -191,7 +189,7 @@ pub(crate) fn update<E: Exec>(
         }
         stats.affected = unpack(&run, ws, &mut gens, dist, parent) as i64;
         Ok(())
-    });
+    })();
     ws.generation = gens.0;
     result.map(|()| stats)
 }
@@ -390,38 +388,152 @@ fn min_distance<E: Exec>(run: &Run<'_, E>, ws: &Workspace, list: &VertexList) ->
 }
 
 /// Delta-stepping with a near frontier and a far pile (reference-behaviour §3.8).
+///
+/// Run by a team: every member executes the same control flow on the same shared list lengths
+/// (read after a barrier), so all agree on thresholds, generations and counters; work inside a
+/// phase is shared by claiming chunks of the list. With one member the phases run in list order,
+/// exactly the original single-threaded schedule.
 fn near_far<E: Exec>(run: &Run<'_, E>, ws: &Workspace, gens: &mut Generations, stats: &mut UpdateStats) {
     if ws.frontier.is_empty() {
         return;
     }
-    let mut threshold = min_distance(run, ws, &ws.frontier).unwrap_or(0).saturating_add(run.delta);
+    let threshold = min_distance(run, ws, &ws.frontier).unwrap_or(0).saturating_add(run.delta);
     let g = gens.next(ws);
+    ws.near_a.clear();
+    ws.near_b.clear();
+    ws.far.clear();
+    ws.far2.clear();
+    split(run, ws, &ws.frontier, threshold, g, &ws.near_a, &ws.far, None);
+    let shared = TeamShared {
+        cursors: [AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0)],
+        minimum: [AtomicU64::new(PACKED_INF), AtomicU64::new(PACKED_INF)],
+        outcome: parking_lot::Mutex::new(None),
+    };
+    let start = TeamState {
+        threshold,
+        generation: g,
+        iterations: 0,
+        epochs: 0,
+        pushes: 0,
+    };
+    let n = run.out.row_ptr.len() - 1;
+    run.exec.team(n, |team| team_near_far(run, ws, team, &shared, start));
+    let end = shared
+        .outcome
+        .into_inner()
+        .expect("member 0 of every team publishes the outcome");
+    stats.iterations += end.iterations;
+    stats.epochs += end.epochs;
+    stats.pushes += end.pushes;
+    gens.0 = end.generation;
+}
+
+/// What the members of a near-far team share besides the workspace.
+struct TeamShared {
+    /// Chunk cursors, used round-robin by the phases: the one a phase will use next is reset two
+    /// phases after its last use, so no barrier is needed just to reset it.
+    cursors: [AtomicUsize; 3],
+    /// Minimum word over the far pile, alternating by epoch parity for the same reason.
+    minimum: [AtomicU64; 2],
+    /// Counters and generation published by member 0.
+    outcome: parking_lot::Mutex<Option<TeamState>>,
+}
+
+/// The control state every member keeps identically.
+#[derive(Clone, Copy)]
+struct TeamState {
+    threshold: u64,
+    generation: i32,
+    iterations: i64,
+    epochs: i64,
+    pushes: i64,
+}
+
+fn team_near_far<E: Exec>(run: &Run<'_, E>, ws: &Workspace, team: &Team<'_>, shared: &TeamShared, mut st: TeamState) {
     let (mut near, mut next) = (&ws.near_a, &ws.near_b);
     let (mut far, mut far2) = (&ws.far, &ws.far2);
-    near.clear();
-    far.clear();
-    split(run, ws, &ws.frontier, threshold, g, near, far, None);
+    let mut phase = 0usize;
+    // Every phase: claim chunks from its cursor; member 0 resets the cursor of the phase after next.
+    let end_phase = |phase: &mut usize| {
+        if team.tid == 0 {
+            shared.cursors[(*phase + 1) % 3].store(0, Relaxed);
+        }
+        *phase += 1;
+        team.sync();
+    };
     loop {
         while !near.is_empty() {
-            stats.iterations += 1;
-            stats.pushes += near.len() as i64;
-            let g = gens.next(ws);
-            next.clear();
-            push_round(run, ws, near, next, far, threshold, g);
+            st.iterations += 1;
+            st.pushes += near.len() as i64;
+            st.generation = next_generation_in_team(ws, team, st.generation);
+            {
+                let mut next_app = Appender::new(next);
+                let mut far_app = Appender::new(far);
+                while let Some(r) = team.claim(&shared.cursors[phase % 3], near.len(), GRAIN_LIST) {
+                    relax_range(run, ws, near, r, &mut next_app, &mut far_app, st.threshold, st.generation);
+                }
+            }
+            end_phase(&mut phase);
             std::mem::swap(&mut near, &mut next);
+            // The old near list is read by nobody now; it becomes the next round's output.
+            if team.tid == 0 {
+                next.clear();
+            }
+            team.sync();
         }
         if far.is_empty() {
             break;
         }
-        stats.epochs += 1;
-        let far_min = min_distance(run, ws, far).unwrap_or(0);
-        threshold = threshold.max(far_min).saturating_add(run.delta);
-        let g = gens.next(ws);
-        near.clear();
-        far2.clear();
-        split(run, ws, far, threshold, g, near, far2, Some(()));
+        st.epochs += 1;
+        let slot = &shared.minimum[st.epochs as usize % 2];
+        let mut local = PACKED_INF;
+        while let Some(r) = team.claim(&shared.cursors[phase % 3], far.len(), GRAIN_VERTICES) {
+            for i in r {
+                local = local.min(ws.packed[far.get(i) as usize].load(Relaxed));
+            }
+        }
+        slot.fetch_min(local, Relaxed);
+        if team.tid == 0 {
+            shared.minimum[(st.epochs as usize + 1) % 2].store(PACKED_INF, Relaxed);
+        }
+        end_phase(&mut phase);
+        let m = slot.load(Relaxed);
+        let far_min = if m == PACKED_INF { 0 } else { run.packing.dist(m) };
+        st.threshold = st.threshold.max(far_min).saturating_add(run.delta);
+        st.generation = next_generation_in_team(ws, team, st.generation);
+        {
+            let mut near_app = Appender::new(near);
+            let mut far_app = Appender::new(far2);
+            while let Some(r) = team.claim(&shared.cursors[phase % 3], far.len(), GRAIN_VERTICES) {
+                split_range(run, ws, far, r, &mut near_app, &mut far_app, st.threshold, st.generation, true);
+            }
+        }
+        end_phase(&mut phase);
         std::mem::swap(&mut far, &mut far2);
+        if team.tid == 0 {
+            far2.clear();
+        }
+        team.sync();
     }
+    if team.tid == 0 {
+        *shared.outcome.lock() = Some(st);
+    }
+}
+
+/// The next stamp generation, identical in every member; on overflow the stamps are reset by
+/// member 0 between two barriers.
+fn next_generation_in_team(ws: &Workspace, team: &Team<'_>, g: i32) -> i32 {
+    if g != i32::MAX {
+        return g + 1;
+    }
+    team.sync();
+    if team.tid == 0 {
+        for s in &ws.stamp {
+            s.store(0, Relaxed);
+        }
+    }
+    team.sync();
+    1
 }
 
 /// The stamp generation counter of one run (written back to the workspace at the end).
@@ -441,8 +553,7 @@ impl Generations {
     }
 }
 
-/// Splits `list` into `near` (distance below the threshold, claimed) and the far pile. For the
-/// far re-split (`refile`), vertices already flagged go to `far_out` without touching the flag.
+/// Splits `list` into `near` (distance below the threshold, claimed) and the far pile.
 #[allow(clippy::too_many_arguments)]
 fn split<E: Exec>(
     run: &Run<'_, E>,
@@ -454,79 +565,96 @@ fn split<E: Exec>(
     far_out: &VertexList,
     refile: Option<()>,
 ) {
-    let p = run.packing;
     run.exec.for_chunks(list.len(), GRAIN_VERTICES, |r| {
         let mut near_app = Appender::new(near);
         let mut far_app = Appender::new(far_out);
-        for i in r {
-            let v = list.get(i) as usize;
-            let d = p.dist(ws.packed[v].load(Relaxed));
-            if d < threshold {
-                if refile.is_some() {
-                    ws.in_far[v].store(0, Relaxed);
-                }
-                if run.exec.claim(&ws.stamp[v], g) {
-                    near_app.push(v as i32);
-                }
-            } else if refile.is_some() || run.exec.set_flag(&ws.in_far[v]) == 0 {
-                far_app.push(v as i32);
-            }
-        }
+        split_range(run, ws, list, r, &mut near_app, &mut far_app, threshold, g, refile.is_some());
     });
 }
 
-/// Expands every vertex of `near`: relaxes its out-edges; strict improvements below the
+/// Splits entries `r` of `list`: below the threshold to `near` (claimed), else to the far pile.
+/// For the far re-split (`refile`), vertices already flagged stay far without touching the flag.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn split_range<E: Exec>(
+    run: &Run<'_, E>,
+    ws: &Workspace,
+    list: &VertexList,
+    r: std::ops::Range<usize>,
+    near: &mut Appender<'_>,
+    far: &mut Appender<'_>,
+    threshold: u64,
+    g: i32,
+    refile: bool,
+) {
+    let p = run.packing;
+    for i in r {
+        let v = list.get(i) as usize;
+        let d = p.dist(ws.packed[v].load(Relaxed));
+        if d < threshold {
+            if refile {
+                ws.in_far[v].store(0, Relaxed);
+            }
+            if run.exec.claim(&ws.stamp[v], g) {
+                near.push(v as i32);
+            }
+        } else if refile || run.exec.set_flag(&ws.in_far[v]) == 0 {
+            far.push(v as i32);
+        }
+    }
+}
+
+/// Expands entries `r` of the near list: relaxes their out-edges; strict improvements below the
 /// threshold go to `next`, others to the far pile.
-fn push_round<E: Exec>(
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn relax_range<E: Exec>(
     run: &Run<'_, E>,
     ws: &Workspace,
     near: &VertexList,
-    next: &VertexList,
-    far: &VertexList,
+    r: std::ops::Range<usize>,
+    next: &mut Appender<'_>,
+    far: &mut Appender<'_>,
     threshold: u64,
     g: i32,
 ) {
     let p = run.packing;
     let out = run.out;
     let source = run.source;
-    run.exec.for_chunks(near.len(), GRAIN_LIST, |r| {
-        let mut next_app = Appender::new(next);
-        let mut far_app = Appender::new(far);
-        for i in r {
-            let u = near.get(i) as usize;
-            let wu = ws.packed[u].load(Relaxed);
-            if wu == PACKED_INF {
+    for i in r {
+        let u = near.get(i) as usize;
+        let wu = ws.packed[u].load(Relaxed);
+        if wu == PACKED_INF {
+            continue;
+        }
+        let du = p.dist(wu);
+        let row = out.row_ptr[u] as usize..out.row_ptr[u + 1] as usize;
+        // Zipped row slices: one bounds check per row instead of two per edge.
+        for (&x, &w) in out.col[row.clone()].iter().zip(&out.w[row]) {
+            let x = x as usize;
+            if x == source {
                 continue;
             }
-            let du = p.dist(wu);
-            let row = out.row_ptr[u] as usize..out.row_ptr[u + 1] as usize;
-            // Zipped row slices: one bounds check per row instead of two per edge.
-            for (&x, &w) in out.col[row.clone()].iter().zip(&out.w[row]) {
-                let x = x as usize;
-                if x == source {
-                    continue;
-                }
-                let nd = du + w as u64;
-                if nd > p.max_candidate {
-                    continue;
-                }
-                let cand = p.pack(nd, u as i32);
-                if cand >= ws.packed[x].load(Relaxed) {
-                    continue;
-                }
-                let old = run.exec.fetch_min(&ws.packed[x], cand);
-                if nd < p.dist(old) {
-                    if nd < threshold {
-                        if run.exec.claim(&ws.stamp[x], g) {
-                            next_app.push(x as i32);
-                        }
-                    } else if run.exec.set_flag(&ws.in_far[x]) == 0 {
-                        far_app.push(x as i32);
+            let nd = du + w as u64;
+            if nd > p.max_candidate {
+                continue;
+            }
+            let cand = p.pack(nd, u as i32);
+            if cand >= ws.packed[x].load(Relaxed) {
+                continue;
+            }
+            let old = run.exec.fetch_min(&ws.packed[x], cand);
+            if nd < p.dist(old) {
+                if nd < threshold {
+                    if run.exec.claim(&ws.stamp[x], g) {
+                        next.push(x as i32);
                     }
+                } else if run.exec.set_flag(&ws.in_far[x]) == 0 {
+                    far.push(x as i32);
                 }
             }
         }
-    });
+    }
 }
 
 /// Writes the words back as distances and parents; returns how many vertices changed.

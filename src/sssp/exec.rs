@@ -3,12 +3,15 @@
 //! The one engine (`engine.rs`) is written once over this trait. [`Sequential`] runs every loop in
 //! order with plain loads and stores (the readable reference, whose counters are reproducible);
 //! [`Parallel`] splits loops into chunks on the handle's rayon pool and uses atomic read-modify-
-//! write operations. Small loops run inline even in parallel mode: a round with a few dozen vertices
-//! costs less than waking the pool.
+//! write operations. The near-far search, which runs thousands of short rounds, uses a *team*
+//! instead: every pool thread runs the same loop and the threads meet at a spin barrier between
+//! phases, so a round costs two barriers rather than a fork-join of the pool (the OpenMP and CUDA
+//! programs' design). A sequential team has one member and no barrier.
 
+use parking_lot::Mutex;
 use rayon::prelude::*;
 use std::ops::Range;
-use std::sync::atomic::{AtomicI32, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI32, AtomicU64, AtomicU8, AtomicUsize, Ordering, Ordering::Relaxed};
 
 pub(crate) trait Exec: Sync {
     /// Lowers `a` to `v` if smaller; returns the previous value.
@@ -25,8 +28,73 @@ pub(crate) trait Exec: Sync {
     fn for_chunks<F: Fn(Range<usize>) + Sync + Send>(&self, len: usize, grain: usize, f: F);
     /// The minimum of `f(i)` over `0..len` (`u64::MAX` when empty).
     fn min_over<F: Fn(usize) -> u64 + Sync + Send>(&self, len: usize, f: F) -> u64;
-    /// Runs the whole engine inside the executor's thread pool.
-    fn install<R: Send, F: FnOnce() -> R + Send>(&self, f: F) -> R;
+    /// Runs `f` on every member of a team at the same time (one member when sequential, or
+    /// when the graph has fewer than [`TEAM_MIN_VERTICES`] vertices: `n`).
+    fn team<F: Fn(&Team<'_>) + Sync>(&self, n: usize, f: F);
+}
+
+/// A member of a team: its index and the barrier the members meet at.
+pub(crate) struct Team<'a> {
+    pub tid: usize,
+    barrier: Option<&'a SpinBarrier>,
+}
+
+impl Team<'_> {
+    /// Waits until every member arrived; everything written before is visible after.
+    #[inline]
+    pub fn sync(&self) {
+        if let Some(b) = self.barrier {
+            b.wait();
+        }
+    }
+
+    /// The next chunk of `0..len` claimed from `cursor` (chunks in order for a single member).
+    #[inline]
+    pub fn claim(&self, cursor: &AtomicUsize, len: usize, grain: usize) -> Option<Range<usize>> {
+        let start = cursor.fetch_add(grain, Relaxed);
+        (start < len).then(|| start..(start + grain).min(len))
+    }
+}
+
+/// A reusable sense-counting barrier that spins briefly, then yields (the team may share cores
+/// with other work, where pure spinning would starve the member it waits for).
+pub(crate) struct SpinBarrier {
+    size: usize,
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+    /// Spins before yielding: none when the team has more members than the machine has cores
+    /// (the member being waited for needs the core).
+    spins: u32,
+}
+
+impl SpinBarrier {
+    pub fn new(size: usize) -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+        SpinBarrier {
+            size,
+            arrived: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+            spins: if size <= cores { 2000 } else { 0 },
+        }
+    }
+
+    pub fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.size {
+            self.arrived.store(0, Relaxed);
+            self.generation.fetch_add(1, Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            if spins < self.spins {
+                std::hint::spin_loop();
+                spins += 1;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
 }
 
 /// The single-threaded reference executor.
@@ -73,15 +141,26 @@ impl Exec for Sequential {
     fn min_over<F: Fn(usize) -> u64 + Sync + Send>(&self, len: usize, f: F) -> u64 {
         (0..len).map(f).min().unwrap_or(u64::MAX)
     }
-    fn install<R: Send, F: FnOnce() -> R + Send>(&self, f: F) -> R {
-        f()
+    fn team<F: Fn(&Team<'_>) + Sync>(&self, _n: usize, f: F) {
+        f(&Team {
+            tid: 0,
+            barrier: None,
+        })
     }
 }
 
-/// The rayon executor on a pool owned by a `Resources` handle.
+/// The rayon executor on a pool owned by a `Resources` handle. Engine runs call it from outside
+/// the pool, so that a team never waits for a pool thread that is itself blocked.
 pub(crate) struct Parallel<'p> {
     pub pool: &'p rayon::ThreadPool,
+    /// Serializes teams on one pool: two teams interleaving on the same threads would each wait at
+    /// a barrier for members busy in the other.
+    pub team_lock: &'p Mutex<()>,
 }
+
+/// Graphs smaller than this run their near-far search on one member: a team's barriers cost more
+/// than the rounds of a small graph save.
+pub(crate) const TEAM_MIN_VERTICES: usize = 1 << 15;
 
 /// Loops shorter than this run inline on the calling worker thread.
 const INLINE_BELOW: usize = 512;
@@ -114,22 +193,37 @@ impl Exec for Parallel<'_> {
         }
         let grain = grain.max(1);
         let chunks = len.div_ceil(grain);
-        (0..chunks)
-            .into_par_iter()
-            .for_each(|c| f(c * grain..((c + 1) * grain).min(len)));
+        self.pool.install(|| {
+            (0..chunks)
+                .into_par_iter()
+                .for_each(|c| f(c * grain..((c + 1) * grain).min(len)))
+        });
     }
     fn min_over<F: Fn(usize) -> u64 + Sync + Send>(&self, len: usize, f: F) -> u64 {
         if len < INLINE_BELOW {
             return (0..len).map(f).min().unwrap_or(u64::MAX);
         }
-        (0..len)
-            .into_par_iter()
-            .with_min_len(1024)
-            .map(f)
-            .min()
-            .unwrap_or(u64::MAX)
+        self.pool.install(|| {
+            (0..len)
+                .into_par_iter()
+                .with_min_len(1024)
+                .map(f)
+                .min()
+                .unwrap_or(u64::MAX)
+        })
     }
-    fn install<R: Send, F: FnOnce() -> R + Send>(&self, f: F) -> R {
-        self.pool.install(f)
+    fn team<F: Fn(&Team<'_>) + Sync>(&self, n: usize, f: F) {
+        let size = self.pool.current_num_threads();
+        if size == 1 || n < TEAM_MIN_VERTICES {
+            return Sequential.team(n, f);
+        }
+        let _serial = self.team_lock.lock();
+        let barrier = SpinBarrier::new(size);
+        self.pool.broadcast(|ctx| {
+            f(&Team {
+                tid: ctx.index(),
+                barrier: Some(&barrier),
+            })
+        });
     }
 }

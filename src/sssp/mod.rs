@@ -28,7 +28,10 @@ macro_rules! with_exec {
         let res: &$crate::resources::Resources = $res;
         match res.thread_pool() {
             Some(pool) => {
-                let $e = &$crate::sssp::exec::Parallel { pool };
+                let $e = &$crate::sssp::exec::Parallel {
+                    pool,
+                    team_lock: res.team_lock(),
+                };
                 $body
             }
             None => {
