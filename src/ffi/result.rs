@@ -365,7 +365,8 @@ pub unsafe extern "C" fn dyng_mosp_compute(
 /// Adopts an existing tree of `objective` (n distances, n parents; -1 = no parent) on `g`'s
 /// current state as a new result `*out`, after checking it is a valid shortest-path tree rooted at
 /// `source`. With `canonicalize`, parents first move to the lowest-id tight in-neighbour. The
-/// arrays are copied. Thread safety: thread-safe on a graph nobody updates.
+/// arrays are copied. Under worker isolation: `DYNG_ERR_NOT_SUPPORTED` (no v1 protocol op).
+/// Thread safety: thread-safe on a graph nobody updates.
 ///
 /// # Safety
 /// `res` and `g` are NULL or dyng handles; `dist` and `parent` are NULL or hold n readable
@@ -417,8 +418,9 @@ pub unsafe extern "C" fn dyng_sssp_from_arrays(
 /// 0..k-1 in that order and all from `source` (typically adopted with `dyng_sssp_from_arrays`, as a
 /// MOSP-style program holding its own trees does): the trees are copied, then combined (combined
 /// graph, MOSP tree, path costs). `preferences` is NULL (all ones) or holds `num_preferences` = k
-/// values >= 1 with lcm <= 2^20. The SSSP results stay valid and independent. Thread safety:
-/// thread-safe on a graph and results nobody updates.
+/// values >= 1 with lcm <= 2^20. The SSSP results stay valid and independent. Under worker
+/// isolation: `DYNG_ERR_NOT_SUPPORTED` (no v1 protocol op). Thread safety: thread-safe on a graph
+/// and results nobody updates.
 ///
 /// # Safety
 /// `res` and `g` are NULL or dyng handles; `trees` holds `k` readable pointers, each NULL or a
@@ -508,8 +510,10 @@ unsafe fn results_mut<'a>(
 /// array of `count` entries, each with `struct_size` set (all equal); entry i gets result i's
 /// counters (MOSP: summed over its objectives). Everything is validated before anything changes: on
 /// any error, graph and results are as before. A result of another graph or of an older state gives
-/// `DYNG_ERR_STALE_RESULT`. Thread safety: nobody else may use `g` or the listed results during the
-/// call.
+/// `DYNG_ERR_STALE_RESULT`. For a graph resident in a worker, every listed result must be a worker
+/// result (mixing in-process and worker results is `DYNG_ERR_INVALID_ARGUMENT`); the batch is
+/// validated host-side, sent once, and the stats of worker results are zero. Thread safety: nobody
+/// else may use `g` or the listed results during the call.
 ///
 /// # Safety
 /// `res` and `g` are NULL or dyng handles; `batch` is NULL or a readable batch; `results` holds
