@@ -394,7 +394,7 @@ typedef struct dyng_resources_options_t {
    */
   const char *worker_path;
   /**
-   * Milliseconds to wait for the worker's handshake; 0 = the default (10 s).
+   * Milliseconds to wait for the worker's handshake; 0 = the default (30 s).
    */
   uint32_t worker_start_timeout_ms;
   /**
@@ -753,8 +753,10 @@ void dyng_graph_free(struct dyng_graph_t *g);
 struct dyng_resources_options_t dyng_resources_options_default(void);
 
 /**
- * Creates a resources handle from `opt` (NULL = defaults) into `*out`. CUDA and worker isolation
- * return `DYNG_ERR_NOT_SUPPORTED` in this build. Thread safety: thread-safe.
+ * Creates a resources handle from `opt` (NULL = defaults) into `*out`. CUDA returns
+ * `DYNG_ERR_NOT_SUPPORTED` in this build. With `DYNG_ISOLATION_WORKER` the worker executable is
+ * located now (`DYNG_ERR_NOT_SUPPORTED` if none is found) and spawned on first use or by
+ * `dyng_resources_warm_up`; clones share it. Thread safety: thread-safe.
  *
  * # Safety
  * `opt` is NULL or a readable options struct; `out` is a writable pointer.
@@ -782,8 +784,9 @@ dyng_status_t dyng_resources_clone(const struct dyng_resources_t *res,
 void dyng_resources_free(struct dyng_resources_t *res);
 
 /**
- * Frees the idle workspaces of the pool shared by `res` and its clones. Thread safety:
- * thread-safe.
+ * Frees the idle workspaces of the pool shared by `res` and its clones (worker isolation: the
+ * worker's idle workspaces and free reply blocks; nothing to do before it is spawned). Thread
+ * safety: thread-safe.
  *
  * # Safety
  * `res` is NULL or a dyng handle.
@@ -791,7 +794,8 @@ void dyng_resources_free(struct dyng_resources_t *res);
 dyng_status_t dyng_release_workspaces(const struct dyng_resources_t *res);
 
 /**
- * Writes to `*out` the bytes held by idle workspaces of `res`'s pool. Thread safety: thread-safe.
+ * Writes to `*out` the bytes held by idle workspaces of `res`'s pool (worker isolation: the
+ * worker's idle workspaces, 0 before it is spawned). Thread safety: thread-safe.
  *
  * # Safety
  * `res` is NULL or a dyng handle; `out` is a writable pointer.
@@ -801,7 +805,8 @@ dyng_status_t dyng_workspace_bytes(const struct dyng_resources_t *res,
 
 /**
  * Prepares the backend ahead of the first call (CUDA: context, kernels; worker: spawn and
- * handshake). Host backends need nothing and return `DYNG_OK`. Thread safety: thread-safe.
+ * handshake, which otherwise happen on the first call that needs the worker). Host backends need
+ * nothing and return `DYNG_OK`. Thread safety: thread-safe.
  *
  * # Safety
  * `res` is NULL or a dyng handle.
@@ -858,7 +863,8 @@ dyng_status_t dyng_mosp_compute(const struct dyng_resources_t *res,
  * Adopts an existing tree of `objective` (n distances, n parents; -1 = no parent) on `g`'s
  * current state as a new result `*out`, after checking it is a valid shortest-path tree rooted at
  * `source`. With `canonicalize`, parents first move to the lowest-id tight in-neighbour. The
- * arrays are copied. Thread safety: thread-safe on a graph nobody updates.
+ * arrays are copied. Under worker isolation: `DYNG_ERR_NOT_SUPPORTED` (no v1 protocol op).
+ * Thread safety: thread-safe on a graph nobody updates.
  *
  * # Safety
  * `res` and `g` are NULL or dyng handles; `dist` and `parent` are NULL or hold n readable
@@ -878,8 +884,9 @@ dyng_status_t dyng_sssp_from_arrays(const struct dyng_resources_t *res,
  * 0..k-1 in that order and all from `source` (typically adopted with `dyng_sssp_from_arrays`, as a
  * MOSP-style program holding its own trees does): the trees are copied, then combined (combined
  * graph, MOSP tree, path costs). `preferences` is NULL (all ones) or holds `num_preferences` = k
- * values >= 1 with lcm <= 2^20. The SSSP results stay valid and independent. Thread safety:
- * thread-safe on a graph and results nobody updates.
+ * values >= 1 with lcm <= 2^20. The SSSP results stay valid and independent. Under worker
+ * isolation: `DYNG_ERR_NOT_SUPPORTED` (no v1 protocol op). Thread safety: thread-safe on a graph
+ * and results nobody updates.
  *
  * # Safety
  * `res` and `g` are NULL or dyng handles; `trees` holds `k` readable pointers, each NULL or a
@@ -900,8 +907,10 @@ dyng_status_t dyng_mosp_from_trees(const struct dyng_resources_t *res,
  * array of `count` entries, each with `struct_size` set (all equal); entry i gets result i's
  * counters (MOSP: summed over its objectives). Everything is validated before anything changes: on
  * any error, graph and results are as before. A result of another graph or of an older state gives
- * `DYNG_ERR_STALE_RESULT`. Thread safety: nobody else may use `g` or the listed results during the
- * call.
+ * `DYNG_ERR_STALE_RESULT`. For a graph resident in a worker, every listed result must be a worker
+ * result (mixing in-process and worker results is `DYNG_ERR_INVALID_ARGUMENT`); the batch is
+ * validated host-side, sent once, and the stats of worker results are zero. Thread safety: nobody
+ * else may use `g` or the listed results during the call.
  *
  * # Safety
  * `res` and `g` are NULL or dyng handles; `batch` is NULL or a readable batch; `results` holds

@@ -3,6 +3,10 @@
 //! C arrays are borrowed for the call and copied into a validated [`Csr`]; every rule (sizes,
 //! vertex ranges, weights >= 1) is checked by the Rust constructors, whose messages name the
 //! offending entry. File formats are those of `crate::io`.
+//!
+//! Through worker-isolated resources the graph is also loaded into the worker (`remote.rs`); the
+//! handle keeps the host CSR, to which every batch is applied as well, so `dyng_graph_info` and
+//! `dyng_graph_copy_csr` answer host-side (no CHECKPOINT round trip).
 
 use super::boundary::{
     guard, index, invalid, non_null, output_size, read_versioned, slice, slice_mut,
@@ -10,7 +14,8 @@ use super::boundary::{
 };
 use super::consts::*;
 use super::handle::{self, impl_handle};
-use super::resources::{dyng_resources_t, resources};
+use super::remote::RemoteGraph;
+use super::resources::{dyng_resources_t, resources, resources_handle, ResourcesHandle};
 use crate::graph::{Csr, Graph, WeightLayout};
 use crate::io::{self, CsrText};
 use std::ffi::{c_char, CStr};
@@ -22,7 +27,13 @@ pub struct dyng_graph_t {
     _opaque: [u8; 0],
 }
 
-impl_handle!(dyng_graph_t => Graph, 0xD1A6_0002_6EA9_0C35);
+/// What a graph handle holds: the host graph, and its worker side under worker isolation.
+pub(crate) struct GraphHandle {
+    pub(crate) graph: Graph,
+    pub(crate) remote: Option<RemoteGraph>,
+}
+
+impl_handle!(dyng_graph_t => GraphHandle, 0xD1A6_0002_6EA9_0C35);
 
 /// A graph in CSR form with objective-major weights (borrowed for the call). Thread safety: plain
 /// data.
@@ -137,6 +148,15 @@ unsafe impl Versioned for dyng_graph_info_t {
 /// `g` must be NULL or a dyng handle not mutated during `'a`.
 pub(crate) unsafe fn graph<'a>(g: *const dyng_graph_t, func: &str) -> FfiResult<&'a Graph> {
     // SAFETY: forwarded contract.
+    Ok(&unsafe { handle::get(g, func, "g") }?.graph)
+}
+
+/// Borrows the whole graph handle (host graph and worker side).
+///
+/// # Safety
+/// `g` must be NULL or a dyng handle that nobody mutates during `'a`.
+pub(crate) unsafe fn graph_handle<'a>(g: *const dyng_graph_t, func: &str) -> FfiResult<&'a GraphHandle> {
+    // SAFETY: forwarded contract.
     unsafe { handle::get(g, func, "g") }
 }
 
@@ -144,9 +164,17 @@ pub(crate) unsafe fn graph<'a>(g: *const dyng_graph_t, func: &str) -> FfiResult<
 ///
 /// # Safety
 /// `out` must be non-NULL and writable.
-unsafe fn emit(out: *mut *mut dyng_graph_t, csr: Csr) {
+/// Wraps `csr` in a handle, loading it into the worker first under worker isolation (so a failed
+/// load writes no output).
+unsafe fn emit(out: *mut *mut dyng_graph_t, res: &ResourcesHandle, csr: Csr, func: &str) -> FfiResult<()> {
+    let remote = match &res.worker {
+        Some(w) => Some(w.load(&csr, func)?),
+        None => None,
+    };
+    let h = GraphHandle { graph: Graph::new(csr), remote };
     // SAFETY: forwarded contract.
-    unsafe { *out = handle::into_handle::<dyng_graph_t>(Graph::new(csr)) };
+    unsafe { *out = handle::into_handle::<dyng_graph_t>(h) };
+    Ok(())
 }
 
 fn objectives(k: u32) -> usize {
@@ -205,11 +233,11 @@ pub unsafe extern "C" fn dyng_graph_from_csr(
     guard(F, || {
         // SAFETY: caller contract for every pointer below.
         unsafe {
-            resources(res, F)?;
+            let rh = resources_handle(res, F)?;
             non_null(csr, F, "csr")?;
             non_null(out, F, "out")?;
             let g = csr_from_desc(&*csr, F)?;
-            emit(out, g);
+            emit(out, rh, g, F)?;
         }
         Ok(())
     })
@@ -231,7 +259,7 @@ pub unsafe extern "C" fn dyng_graph_from_edges(
     guard(F, || {
         // SAFETY: caller contract for every pointer below.
         unsafe {
-            resources(res, F)?;
+            let rh = resources_handle(res, F)?;
             non_null(edges, F, "edges")?;
             non_null(out, F, "out")?;
             let d = &*edges;
@@ -243,7 +271,7 @@ pub unsafe extern "C" fn dyng_graph_from_edges(
             let src = slice(d.src, d.m, F, "edges->src")?;
             let dst = slice(d.dst, d.m, F, "edges->dst")?;
             let w = slice(d.weights, wlen, F, "edges->weights")?;
-            emit(out, Csr::from_edges(d.n, k, src, dst, w)?);
+            emit(out, rh, Csr::from_edges(d.n, k, src, dst, w)?, F)?;
         }
         Ok(())
     })
@@ -335,7 +363,7 @@ pub unsafe extern "C" fn dyng_graph_read(
     guard(F, || {
         // SAFETY: caller contract for every pointer below.
         unsafe {
-            resources(res, F)?;
+            let rh = resources_handle(res, F)?;
             let path = path_arg(path, F, "path")?;
             let opt = read_versioned(opt, F)?;
             non_null(out, F, "out")?;
@@ -348,7 +376,7 @@ pub unsafe extern "C" fn dyng_graph_read(
                 &t.weights,
                 WeightLayout::EdgeMajor,
             )?;
-            emit(out, csr);
+            emit(out, rh, csr, F)?;
         }
         Ok(())
     })

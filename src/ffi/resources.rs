@@ -2,14 +2,21 @@
 //!
 //! A handle wraps a [`Resources`] (an `Arc`), so `dyng_resources_clone` is cheap and clones share
 //! the pools. Options arrive in a `struct_size`-versioned struct; backends and isolation modes that
-//! this build lacks are refused with `DYNG_ERR_NOT_SUPPORTED` and a message saying so.
+//! this build lacks are refused with `DYNG_ERR_NOT_SUPPORTED` and a message saying so. Under
+//! `DYNG_ISOLATION_WORKER` the handle also holds a [`WorkerRes`] (shared by clones): graphs,
+//! results and the pool calls are forwarded to a `dyng-worker` process (see `remote.rs`).
 
 use super::boundary::{guard, guard_or, invalid, non_null, read_versioned, FfiResult, Versioned};
 use super::consts::*;
 use super::handle::{self, impl_handle};
+use super::remote::WorkerRes;
 use crate::error::Error;
 use crate::resources::{backend_available, Backend, Resources, ResourcesOptions};
-use std::ffi::{c_char, c_void};
+use crate::worker::WorkerOptions;
+use std::ffi::{c_char, c_void, CStr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
 /// The execution context: backend, thread pool, workspace pool. Thread safety: thread-safe; may
 /// be shared by any number of threads, and its clones share its pools.
@@ -22,6 +29,9 @@ pub(crate) struct ResourcesHandle {
     pub(crate) res: Resources,
     /// Whether the caller asked for stage timings (kept for the profiler; nothing is recorded yet).
     pub(crate) profile: bool,
+    /// The worker under `DYNG_ISOLATION_WORKER` (shared by clones); `res` then serves only the
+    /// calls that run host-side (`dyng_sosp_update_arrays`).
+    pub(crate) worker: Option<Arc<WorkerRes>>,
 }
 
 impl_handle!(dyng_resources_t => ResourcesHandle, 0xD1A6_0001_5E50_0C35);
@@ -45,7 +55,7 @@ pub struct dyng_resources_options_t {
     pub isolation: u32,
     /// Worker executable; NULL = `$DYNG_WORKER`, else `dyng-worker` beside the library.
     pub worker_path: *const c_char,
-    /// Milliseconds to wait for the worker's handshake; 0 = the default (10 s).
+    /// Milliseconds to wait for the worker's handshake; 0 = the default (30 s).
     pub worker_start_timeout_ms: u32,
     /// Milliseconds to wait for one worker call; 0 = no limit.
     pub worker_call_timeout_ms: u32,
@@ -87,34 +97,72 @@ pub(crate) fn backend_from(value: u32, func: &str) -> FfiResult<Backend> {
 fn build(opt: &dyng_resources_options_t) -> FfiResult<ResourcesHandle> {
     const F: &str = "dyng_resources_create";
     let backend = backend_from(opt.backend, F)?;
-    match opt.isolation {
-        DYNG_ISOLATION_IN_PROCESS => {}
-        DYNG_ISOLATION_WORKER => {
-            return Err(Error::NotSupported(
-                "dyng: dyng_resources_create: worker isolation is not available in this build yet"
-                    .into(),
-            )
-            .into())
-        }
+    let worker = match opt.isolation {
+        DYNG_ISOLATION_IN_PROCESS => false,
+        DYNG_ISOLATION_WORKER => true,
         v => {
             return Err(invalid(format!(
                 "dyng: {F}: isolation = {v} is not a DYNG_ISOLATION_* value (0 or 1)"
             )))
         }
-    }
+    };
     if backend != Backend::Cuda && !opt.stream.is_null() {
         return Err(invalid(format!(
             "dyng: {F}: a stream was given for a host backend; streams apply to DYNG_BACKEND_CUDA only"
         )));
     }
+    if !worker {
+        let res = Resources::new(&ResourcesOptions {
+            backend,
+            num_threads: opt.num_threads,
+            device: opt.device,
+        })?;
+        return Ok(ResourcesHandle {
+            res,
+            profile: opt.profile,
+            worker: None,
+        });
+    }
+    if !opt.stream.is_null() {
+        return Err(Error::NotSupported(format!(
+            "dyng: {F}: a CUDA stream cannot be shared with a worker process; pass stream = NULL"
+        ))
+        .into());
+    }
+    let worker_path = if opt.worker_path.is_null() {
+        None
+    } else {
+        // SAFETY: non-NULL, NUL-terminated (the options' documented contract).
+        let s = unsafe { CStr::from_ptr(opt.worker_path) };
+        let s = s
+            .to_str()
+            .map_err(|_| invalid(format!("dyng: {F}: `opt->worker_path` is not valid UTF-8")))?;
+        Some(PathBuf::from(s))
+    };
+    // Resolved now so a missing executable is reported by create, not by the first compute.
+    crate::worker::resolve_worker_path(worker_path.as_deref())?;
+    let mut wopt = WorkerOptions {
+        worker_path,
+        backend: if backend == Backend::Cuda { 2 } else { 1 },
+        ..WorkerOptions::default()
+    };
+    if opt.worker_start_timeout_ms != 0 {
+        wopt.spawn_timeout = Duration::from_millis(opt.worker_start_timeout_ms.into());
+    }
+    if opt.worker_call_timeout_ms != 0 {
+        wopt.call_timeout = Some(Duration::from_millis(opt.worker_call_timeout_ms.into()));
+    }
+    // The host context runs only host-side work (the caller-held arrays of
+    // `dyng_sosp_update_arrays`); sequential, so a worker handle starts no thread pool here.
     let res = Resources::new(&ResourcesOptions {
-        backend,
-        num_threads: opt.num_threads,
-        device: opt.device,
+        backend: Backend::Sequential,
+        num_threads: 1,
+        device: 0,
     })?;
     Ok(ResourcesHandle {
         res,
         profile: opt.profile,
+        worker: Some(Arc::new(WorkerRes::new(wopt))),
     })
 }
 
@@ -130,6 +178,18 @@ pub(crate) unsafe fn resources<'a>(
     Ok(&unsafe { handle::get(res, func, "res") }?.res)
 }
 
+/// Borrows the whole resources handle (context and worker).
+///
+/// # Safety
+/// `res` must be NULL or a dyng handle.
+pub(crate) unsafe fn resources_handle<'a>(
+    res: *const dyng_resources_t,
+    func: &str,
+) -> FfiResult<&'a ResourcesHandle> {
+    // SAFETY: forwarded contract.
+    unsafe { handle::get(res, func, "res") }
+}
+
 /// Returns the default options (parallel backend on all cores, in process, no profiling).
 /// Thread safety: thread-safe.
 #[no_mangle]
@@ -137,8 +197,10 @@ pub extern "C" fn dyng_resources_options_default() -> dyng_resources_options_t {
     dyng_resources_options_t::defaults()
 }
 
-/// Creates a resources handle from `opt` (NULL = defaults) into `*out`. CUDA and worker isolation
-/// return `DYNG_ERR_NOT_SUPPORTED` in this build. Thread safety: thread-safe.
+/// Creates a resources handle from `opt` (NULL = defaults) into `*out`. CUDA returns
+/// `DYNG_ERR_NOT_SUPPORTED` in this build. With `DYNG_ISOLATION_WORKER` the worker executable is
+/// located now (`DYNG_ERR_NOT_SUPPORTED` if none is found) and spawned on first use or by
+/// `dyng_resources_warm_up`; clones share it. Thread safety: thread-safe.
 ///
 /// # Safety
 /// `opt` is NULL or a readable options struct; `out` is a writable pointer.
@@ -175,6 +237,7 @@ pub unsafe extern "C" fn dyng_resources_clone(
         let copy = ResourcesHandle {
             res: h.res.clone(),
             profile: h.profile,
+            worker: h.worker.clone(),
         };
         // SAFETY: `out` is non-NULL and writable.
         unsafe { *out = handle::into_handle::<dyng_resources_t>(copy) };
@@ -195,8 +258,9 @@ pub unsafe extern "C" fn dyng_resources_free(res: *mut dyng_resources_t) {
     });
 }
 
-/// Frees the idle workspaces of the pool shared by `res` and its clones. Thread safety:
-/// thread-safe.
+/// Frees the idle workspaces of the pool shared by `res` and its clones (worker isolation: the
+/// worker's idle workspaces and free reply blocks; nothing to do before it is spawned). Thread
+/// safety: thread-safe.
 ///
 /// # Safety
 /// `res` is NULL or a dyng handle.
@@ -204,12 +268,21 @@ pub unsafe extern "C" fn dyng_resources_free(res: *mut dyng_resources_t) {
 pub unsafe extern "C" fn dyng_release_workspaces(res: *const dyng_resources_t) -> dyng_status_t {
     guard("dyng_release_workspaces", || {
         // SAFETY: forwarded contract.
-        unsafe { resources(res, "dyng_release_workspaces")? }.release_workspaces();
+        let h = unsafe { resources_handle(res, "dyng_release_workspaces")? };
+        match &h.worker {
+            Some(w) => {
+                if let Some(c) = w.spawned() {
+                    c.release_workspaces()?;
+                }
+            }
+            None => h.res.release_workspaces(),
+        }
         Ok(())
     })
 }
 
-/// Writes to `*out` the bytes held by idle workspaces of `res`'s pool. Thread safety: thread-safe.
+/// Writes to `*out` the bytes held by idle workspaces of `res`'s pool (worker isolation: the
+/// worker's idle workspaces, 0 before it is spawned). Thread safety: thread-safe.
 ///
 /// # Safety
 /// `res` is NULL or a dyng handle; `out` is a writable pointer.
@@ -220,16 +293,24 @@ pub unsafe extern "C" fn dyng_workspace_bytes(
 ) -> dyng_status_t {
     guard("dyng_workspace_bytes", || {
         // SAFETY: forwarded contract.
-        let r = unsafe { resources(res, "dyng_workspace_bytes")? };
+        let h = unsafe { resources_handle(res, "dyng_workspace_bytes")? };
         non_null(out, "dyng_workspace_bytes", "out")?;
+        let bytes = match &h.worker {
+            Some(w) => match w.spawned() {
+                Some(c) => usize::try_from(c.workspace_bytes()?.0).unwrap_or(usize::MAX),
+                None => 0,
+            },
+            None => h.res.workspace_bytes(),
+        };
         // SAFETY: non-NULL, writable.
-        unsafe { *out = r.workspace_bytes() };
+        unsafe { *out = bytes };
         Ok(())
     })
 }
 
 /// Prepares the backend ahead of the first call (CUDA: context, kernels; worker: spawn and
-/// handshake). Host backends need nothing and return `DYNG_OK`. Thread safety: thread-safe.
+/// handshake, which otherwise happen on the first call that needs the worker). Host backends need
+/// nothing and return `DYNG_OK`. Thread safety: thread-safe.
 ///
 /// # Safety
 /// `res` is NULL or a dyng handle.
@@ -237,7 +318,10 @@ pub unsafe extern "C" fn dyng_workspace_bytes(
 pub unsafe extern "C" fn dyng_resources_warm_up(res: *const dyng_resources_t) -> dyng_status_t {
     guard("dyng_resources_warm_up", || {
         // SAFETY: forwarded contract.
-        unsafe { resources(res, "dyng_resources_warm_up")? };
+        let h = unsafe { resources_handle(res, "dyng_resources_warm_up")? };
+        if let Some(w) = &h.worker {
+            w.client()?;
+        }
         Ok(())
     })
 }

@@ -4,6 +4,10 @@
 //! K objectives) so `dyng_result_info` can report them. `dyng_update` turns the C array of result
 //! pointers into `ResultMut`s, refusing repeated pointers because two `&mut` to one result would
 //! alias.
+//!
+//! Under worker isolation a result handle holds a [`RemoteRes`] (the worker's result id and the
+//! shape known host-side); compute, update, info, path and free are forwarded (`remote.rs`).
+//! Worker results report zeroed update stats: v1's client does not fetch per-result STATS.
 
 use super::batch::{batch_view, dyng_batch_t};
 use super::boundary::{
@@ -11,10 +15,11 @@ use super::boundary::{
     Versioned,
 };
 use super::consts::*;
-use super::graph::{dyng_graph_t, graph, vertex};
+use super::graph::{dyng_graph_t, graph_handle, vertex, GraphHandle};
 use super::handle::{self, impl_handle};
-use super::resources::{dyng_resources_t, resources};
-use crate::graph::Graph;
+use super::remote::{self, not_supported, RemoteRes, Shape};
+use super::resources::{dyng_resources_t, resources, resources_handle};
+use crate::graph::{apply_batch, Graph};
 use crate::mosp::{MospOptions, MospResult};
 use crate::sssp::{Fallback, SsspOptions, SsspResult, UpdateStats};
 use crate::update::{update, ResultMut};
@@ -30,6 +35,8 @@ pub struct dyng_result_t {
 pub(crate) enum AnyResult {
     Sssp(SsspResult),
     Mosp(MospResult),
+    /// Resident in the worker.
+    Remote(RemoteRes),
 }
 
 pub(crate) struct ResultHandle {
@@ -226,6 +233,7 @@ unsafe fn emit(out: *mut *mut dyng_result_t, result: AnyResult) {
     let last_stats = match &result {
         AnyResult::Sssp(s) => s.stats(),
         AnyResult::Mosp(m) => UpdateStats::sum(&m.objective_stats()),
+        AnyResult::Remote(_) => UpdateStats::default(),
     };
     // SAFETY: forwarded contract.
     unsafe { *out = handle::into_handle::<dyng_result_t>(ResultHandle { result, last_stats }) };
@@ -263,7 +271,8 @@ pub unsafe extern "C" fn dyng_sssp_compute(
         // SAFETY: caller contract for every pointer below.
         unsafe {
             let r = resources(res, F)?;
-            let g = graph(g, F)?;
+            let gh = graph_handle(g, F)?;
+            let g = &gh.graph;
             let opt = read_versioned(opt, F)?;
             non_null(out, F, "out")?;
             let source = vertex(source, g.n(), "source", F)?;
@@ -272,6 +281,19 @@ pub unsafe extern "C" fn dyng_sssp_compute(
                 delta: positive_delta(opt.delta, F)?,
                 fallback: fallback_policy(opt.fallback, F)?,
             };
+            if let Some(rg) = &gh.remote {
+                let rr = rg.client.sssp_compute(source, objective, &sopt)?;
+                emit(out, AnyResult::Remote(RemoteRes {
+                    client: rg.client.clone(),
+                    id: rr.id,
+                    graph_token: rg.token,
+                    source,
+                    shape: Shape::Sssp { objective },
+                    n: g.n(),
+                    graph_version: g.version(),
+                }));
+                return Ok(());
+            }
             emit(
                 out,
                 AnyResult::Sssp(SsspResult::compute(r, g, source, objective, &sopt)?),
@@ -301,7 +323,8 @@ pub unsafe extern "C" fn dyng_mosp_compute(
         // SAFETY: caller contract for every pointer below.
         unsafe {
             let r = resources(res, F)?;
-            let g = graph(g, F)?;
+            let gh = graph_handle(g, F)?;
+            let g = &gh.graph;
             let opt = read_versioned(opt, F)?;
             non_null(out, F, "out")?;
             let source = vertex(source, g.n(), "source", F)?;
@@ -317,6 +340,19 @@ pub unsafe extern "C" fn dyng_mosp_compute(
                 delta: positive_delta(opt.delta, F)?,
                 fallback: fallback_policy(opt.fallback, F)?,
             };
+            if let Some(rg) = &gh.remote {
+                let rr = rg.client.mosp_compute(source, &mopt)?;
+                emit(out, AnyResult::Remote(RemoteRes {
+                    client: rg.client.clone(),
+                    id: rr.id,
+                    graph_token: rg.token,
+                    source,
+                    shape: Shape::Mosp { k: rr.k, graph_k: g.k() },
+                    n: g.n(),
+                    graph_version: g.version(),
+                }));
+                return Ok(());
+            }
             emit(
                 out,
                 AnyResult::Mosp(MospResult::compute(r, g, source, &mopt)?),
@@ -329,7 +365,8 @@ pub unsafe extern "C" fn dyng_mosp_compute(
 /// Adopts an existing tree of `objective` (n distances, n parents; -1 = no parent) on `g`'s
 /// current state as a new result `*out`, after checking it is a valid shortest-path tree rooted at
 /// `source`. With `canonicalize`, parents first move to the lowest-id tight in-neighbour. The
-/// arrays are copied. Thread safety: thread-safe on a graph nobody updates.
+/// arrays are copied. Under worker isolation: `DYNG_ERR_NOT_SUPPORTED` (no v1 protocol op).
+/// Thread safety: thread-safe on a graph nobody updates.
 ///
 /// # Safety
 /// `res` and `g` are NULL or dyng handles; `dist` and `parent` are NULL or hold n readable
@@ -349,8 +386,12 @@ pub unsafe extern "C" fn dyng_sssp_from_arrays(
     guard(F, || {
         // SAFETY: caller contract for every pointer below.
         unsafe {
-            resources(res, F)?;
-            let g = graph(g, F)?;
+            let rh = resources_handle(res, F)?;
+            let gh = graph_handle(g, F)?;
+            if rh.worker.is_some() || gh.remote.is_some() {
+                return Err(not_supported(F, "the v1 worker protocol has no op that adopts caller arrays"));
+            }
+            let g = &gh.graph;
             non_null(dist, F, "dist")?;
             non_null(parent, F, "parent")?;
             non_null(out, F, "out")?;
@@ -377,8 +418,9 @@ pub unsafe extern "C" fn dyng_sssp_from_arrays(
 /// 0..k-1 in that order and all from `source` (typically adopted with `dyng_sssp_from_arrays`, as a
 /// MOSP-style program holding its own trees does): the trees are copied, then combined (combined
 /// graph, MOSP tree, path costs). `preferences` is NULL (all ones) or holds `num_preferences` = k
-/// values >= 1 with lcm <= 2^20. The SSSP results stay valid and independent. Thread safety:
-/// thread-safe on a graph and results nobody updates.
+/// values >= 1 with lcm <= 2^20. The SSSP results stay valid and independent. Under worker
+/// isolation: `DYNG_ERR_NOT_SUPPORTED` (no v1 protocol op). Thread safety: thread-safe on a graph
+/// and results nobody updates.
 ///
 /// # Safety
 /// `res` and `g` are NULL or dyng handles; `trees` holds `k` readable pointers, each NULL or a
@@ -400,8 +442,13 @@ pub unsafe extern "C" fn dyng_mosp_from_trees(
     guard(F, || {
         // SAFETY: caller contract for every pointer below.
         unsafe {
-            let r = resources(res, F)?;
-            let g = graph(g, F)?;
+            let rh = resources_handle(res, F)?;
+            let r = &rh.res;
+            let gh = graph_handle(g, F)?;
+            if rh.worker.is_some() || gh.remote.is_some() {
+                return Err(not_supported(F, "the v1 worker protocol has no op that combines given trees"));
+            }
+            let g = &gh.graph;
             non_null(out, F, "out")?;
             let source = vertex(source, g.n(), "source", F)?;
             if k == 0 {
@@ -417,6 +464,9 @@ pub unsafe extern "C" fn dyng_mosp_from_trees(
                         return Err(invalid(format!(
                             "dyng: {F}: trees[{j}] is a MOSP result; pass SSSP results"
                         )))
+                    }
+                    AnyResult::Remote(_) => {
+                        return Err(not_supported(F, &format!("trees[{j}] is resident in a worker")))
                     }
                 }
             }
@@ -460,8 +510,10 @@ unsafe fn results_mut<'a>(
 /// array of `count` entries, each with `struct_size` set (all equal); entry i gets result i's
 /// counters (MOSP: summed over its objectives). Everything is validated before anything changes: on
 /// any error, graph and results are as before. A result of another graph or of an older state gives
-/// `DYNG_ERR_STALE_RESULT`. Thread safety: nobody else may use `g` or the listed results during the
-/// call.
+/// `DYNG_ERR_STALE_RESULT`. For a graph resident in a worker, every listed result must be a worker
+/// result (mixing in-process and worker results is `DYNG_ERR_INVALID_ARGUMENT`); the batch is
+/// validated host-side, sent once, and the stats of worker results are zero. Thread safety: nobody
+/// else may use `g` or the listed results during the call.
 ///
 /// # Safety
 /// `res` and `g` are NULL or dyng handles; `batch` is NULL or a readable batch; `results` holds
@@ -480,20 +532,32 @@ pub unsafe extern "C" fn dyng_update(
         // SAFETY: caller contract for every pointer below.
         unsafe {
             let r = resources(res, F)?;
-            let graph: &mut Graph = handle::get_mut(g, F, "g")?;
+            let gh: &mut GraphHandle = handle::get_mut(g, F, "g")?;
             non_null(batch, F, "batch")?;
-            let view = batch_view(batch, graph.k(), F)?;
+            let view = batch_view(batch, gh.graph.k(), F)?;
             let stride = stats_stride(stats, count, F)?;
             let mut handles = results_mut(results, count, F)?;
-            let mut list: Vec<ResultMut<'_>> = handles
-                .iter_mut()
-                .map(|h| match &mut h.result {
-                    AnyResult::Sssp(s) => ResultMut::Sssp(s),
-                    AnyResult::Mosp(m) => ResultMut::Mosp(m),
-                })
-                .collect();
-            let all = update(r, graph, &view, &mut list)?;
-            drop(list);
+            let all = if gh.remote.is_some() {
+                update_remote(gh, &view, &mut handles, F)?
+            } else {
+                if let Some(i) = handles.iter().position(|h| matches!(h.result, AnyResult::Remote(_))) {
+                    return Err(invalid(format!(
+                        "dyng: {F}: results[{i}] is resident in a worker but g is an in-process graph; \
+                         list only results of g"
+                    )));
+                }
+                let graph = &mut gh.graph;
+                let mut list: Vec<ResultMut<'_>> = handles
+                    .iter_mut()
+                    // Remote results were refused above, so nothing is skipped here.
+                    .filter_map(|h| match &mut h.result {
+                        AnyResult::Sssp(s) => Some(ResultMut::Sssp(s)),
+                        AnyResult::Mosp(m) => Some(ResultMut::Mosp(m)),
+                        AnyResult::Remote(_) => None,
+                    })
+                    .collect();
+                update(r, graph, &view, &mut list)?
+            };
             for (i, (h, s)) in handles.iter_mut().zip(&all).enumerate() {
                 h.last_stats = *s;
                 if stride > 0 {
@@ -506,11 +570,67 @@ pub unsafe extern "C" fn dyng_update(
     })
 }
 
-/// The byte stride of the caller's stats array (0 when `stats` is NULL), checked before anything
-/// changes so that a bad array cannot fail the call after the commit.
-///
-/// # Safety
-/// `stats` is NULL or holds `count` entries of its first entry's `struct_size` bytes.
+/// `dyng_update` on a worker graph: every listed result must be a current remote result of it.
+/// The batch is validated and applied host-side first (the in-process messages, and nothing sent
+/// for a bad batch), then sent once as UPDATE; the host copy is committed when the worker
+/// committed. Returns zeroed stats (v1 does not fetch per-result STATS).
+fn update_remote(
+    gh: &mut GraphHandle,
+    view: &crate::graph::BatchView<'_>,
+    handles: &mut [&mut ResultHandle],
+    func: &str,
+) -> FfiResult<Vec<UpdateStats>> {
+    let Some(rg) = &gh.remote else {
+        return Err(crate::Error::Internal(format!("dyng: {func}: graph is not remote")).into());
+    };
+    let mut ids = Vec::with_capacity(handles.len());
+    for (i, h) in handles.iter().enumerate() {
+        match &h.result {
+            AnyResult::Remote(rr) if rr.graph_token != rg.token => {
+                return Err(crate::Error::StaleResult(format!(
+                    "dyng: {func}: results[{i}] was computed on another graph"
+                ))
+                .into())
+            }
+            AnyResult::Remote(rr) if rr.graph_version != gh.graph.version() => {
+                return Err(crate::Error::StaleResult(format!(
+                    "dyng: {func}: results[{i}] was computed on version {} of the graph, which is now at version {}, and was not updated with it",
+                    rr.graph_version,
+                    gh.graph.version()
+                ))
+                .into())
+            }
+            AnyResult::Remote(rr) => ids.push(rr.id),
+            _ => {
+                return Err(invalid(format!(
+                    "dyng: {func}: results[{i}] is an in-process result but g is resident in a worker; \
+                     local and worker results cannot be mixed"
+                )))
+            }
+        }
+    }
+    let applied = apply_batch(gh.graph.csr(), view)?;
+    let sent = rg.client.update(view, &ids);
+    // A plain WorkerLost keeps the batch in the client's journal: the replacement worker replays
+    // it, so the worker's graph has it and the host copy must follow. "dropped" means the batch
+    // was taken back (it killed the worker twice); any other error changed nothing.
+    let committed = match &sent {
+        Ok(_) => true,
+        Err(crate::Error::WorkerLost(m)) => !m.contains("dropped"),
+        Err(_) => false,
+    };
+    if committed {
+        gh.graph.commit(applied.csr);
+        for h in handles.iter_mut() {
+            if let AnyResult::Remote(rr) = &mut h.result {
+                rr.graph_version = gh.graph.version();
+            }
+        }
+    }
+    sent?;
+    Ok(vec![UpdateStats::default(); handles.len()])
+}
+
 unsafe fn stats_stride(
     stats: *mut dyng_update_stats_t,
     count: usize,
@@ -587,6 +707,23 @@ pub unsafe extern "C" fn dyng_result_info(
                     graph_version: m.graph_version(),
                     last_stats: stats,
                 },
+                AnyResult::Remote(rr) => {
+                    let (kind, objective, k, graph_k) = match rr.shape {
+                        Shape::Sssp { objective } => (DYNG_RESULT_SSSP, objective as u32, 1, 0),
+                        Shape::Mosp { k, graph_k } => (DYNG_RESULT_MOSP, 0, k as u32, graph_k as u32),
+                    };
+                    dyng_result_info_t {
+                        struct_size: 0,
+                        kind,
+                        source: rr.source as i32,
+                        objective,
+                        k,
+                        graph_k,
+                        n: rr.n,
+                        graph_version: rr.graph_version,
+                        last_stats: stats,
+                    }
+                }
             };
             write_versioned(out, size, info);
         }
@@ -596,6 +733,20 @@ pub unsafe extern "C" fn dyng_result_info(
 
 /// The tree of objective `k` (or the MOSP tree for `DYNG_TREE_COMBINED`) of a result.
 fn tree_parents_and_source(h: &ResultHandle, k: u32, func: &str) -> FfiResult<(Vec<i32>, usize)> {
+    if let AnyResult::Remote(rr) = &h.result {
+        // VIEW of the parent array (copied out, view released), walked host-side (spec 13.1).
+        let (array, kk) = if k == DYNG_TREE_COMBINED {
+            (DYNG_ARRAY_COMBINED_PARENTS, 0)
+        } else {
+            (DYNG_ARRAY_PARENTS, k)
+        };
+        let (kind, _, objective) = remote::locate(rr, array, kk, func).map_err(|_| {
+            invalid(format!(
+                "dyng: {func}: k = {k} names no tree of this result (SSSP: its objective; MOSP: 0..K-1 or DYNG_TREE_COMBINED)"
+            ))
+        })?;
+        return Ok((rr.client.copy_i32(rr.id, kind, objective)?, rr.source));
+    }
     match (&h.result, k) {
         (AnyResult::Mosp(m), DYNG_TREE_COMBINED) => Ok((m.combined_parents().to_vec(), m.source())),
         (AnyResult::Mosp(m), k) if (k as usize) < m.k() => {

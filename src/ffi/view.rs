@@ -3,12 +3,18 @@
 //! A view holds an `Arc` of the array it shows. Updates write through `Arc::make_mut`, so an update
 //! after a view was taken copies the array and the view keeps the old one: that is the snapshot
 //! guarantee, with no copy when nobody holds a view.
+//!
+//! A view of a worker result holds the worker's lent shared-memory block ([`crate::worker::View`]):
+//! `dyng_view_data` points into the read-only mapping, and releasing the view unmaps it and sends
+//! the CONSUMED ack. An update writes into a different block, so the snapshot guarantee holds too.
 
 use super::boundary::{guard, invalid, non_null, slice_mut, FfiResult};
 use super::consts::*;
 use super::handle::{self, impl_handle};
 use super::resources::{dyng_resources_t, resources};
 use super::result::{dyng_result_t, result, AnyResult, ResultHandle};
+use super::remote;
+use crate::worker::View;
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -22,6 +28,30 @@ pub struct dyng_view_t {
 pub(crate) enum Snapshot {
     I32(Arc<Vec<i32>>),
     I64(Arc<Vec<i64>>),
+    /// A lent worker block holding array `kind` (exactly one array: the view mask names one).
+    Remote(View, u16),
+}
+
+impl Snapshot {
+    /// (pointer, element count, DYNG_DTYPE_*) of the array.
+    fn raw(&self, func: &str) -> FfiResult<(*const c_void, usize, u32)> {
+        Ok(match self {
+            Snapshot::I32(a) => (a.as_ptr() as *const c_void, a.len(), DYNG_DTYPE_INT32),
+            Snapshot::I64(a) => (a.as_ptr() as *const c_void, a.len(), DYNG_DTYPE_INT64),
+            Snapshot::Remote(v, kind) => {
+                if let Some(a) = v.i64s(*kind) {
+                    (a.as_ptr() as *const c_void, a.len(), DYNG_DTYPE_INT64)
+                } else if let Some(a) = v.i32s(*kind) {
+                    (a.as_ptr() as *const c_void, a.len(), DYNG_DTYPE_INT32)
+                } else {
+                    return Err(crate::Error::Protocol(format!(
+                        "dyng worker: {func}: the lent block lacks array kind {kind}"
+                    ))
+                    .into());
+                }
+            }
+        })
+    }
 }
 
 impl_handle!(dyng_view_t => Snapshot, 0xD1A6_0005_71E3_0C35);
@@ -38,6 +68,10 @@ fn snapshot(h: &ResultHandle, array: u32, k: u32, func: &str) -> FfiResult<Snaps
         Ok(())
     };
     match (&h.result, array) {
+        (AnyResult::Remote(rr), _) => {
+            let (kind, mask, objective) = remote::locate(rr, array, k, func)?;
+            Ok(Snapshot::Remote(rr.client.view(rr.id, mask, objective)?, kind))
+        }
         (AnyResult::Sssp(s), DYNG_ARRAY_DISTANCES | DYNG_ARRAY_PARENTS) => {
             if ku != s.objective() {
                 return Err(invalid(format!(
@@ -138,10 +172,7 @@ pub unsafe extern "C" fn dyng_view_data(
             non_null(data, F, "data")?;
             non_null(len, F, "len")?;
             non_null(dtype, F, "dtype")?;
-            let (p, n, t) = match snap {
-                Snapshot::I32(a) => (a.as_ptr() as *const c_void, a.len(), DYNG_DTYPE_INT32),
-                Snapshot::I64(a) => (a.as_ptr() as *const c_void, a.len(), DYNG_DTYPE_INT64),
-            };
+            let (p, n, t) = snap.raw(F)?;
             *data = p;
             *len = n;
             *dtype = t;
@@ -189,6 +220,17 @@ pub unsafe extern "C" fn dyng_result_copy(
             match snapshot(h, array, k, F)? {
                 Snapshot::I32(a) => copy_exact(&a, out as *mut i32, len, F),
                 Snapshot::I64(a) => copy_exact(&a, out as *mut i64, len, F),
+                remote @ Snapshot::Remote(..) => {
+                    // The view is released (unmapped, acknowledged) when `remote` drops here.
+                    let (p, n, t) = remote.raw(F)?;
+                    if t == DYNG_DTYPE_INT64 {
+                        // SAFETY: `raw` returned an i64 array of `n` elements in the live mapping.
+                        copy_exact(std::slice::from_raw_parts(p as *const i64, n), out as *mut i64, len, F)
+                    } else {
+                        // SAFETY: as above, i32.
+                        copy_exact(std::slice::from_raw_parts(p as *const i32, n), out as *mut i32, len, F)
+                    }
+                }
             }
         }
     })

@@ -213,8 +213,10 @@ static void test_resources(void) {
     }
     opt = dyng_resources_options_default();
     opt.isolation = DYNG_ISOLATION_WORKER;
+    opt.worker_path = "/nonexistent/dyng-worker"; /* a missing worker is reported by create */
     EXPECT(dyng_resources_create(&opt, &res), DYNG_ERR_NOT_SUPPORTED);
-    CHECK(last_error_has("worker"));
+    CHECK(last_error_has("no dyng-worker executable"));
+    opt.worker_path = NULL;
     opt.isolation = 5;
     EXPECT(dyng_resources_create(&opt, &res), DYNG_ERR_INVALID_ARGUMENT);
     opt = dyng_resources_options_default();

@@ -1,0 +1,369 @@
+//! The C ABI under `DYNG_ISOLATION_WORKER` (the exported `extern "C"` functions, called the way a
+//! C program calls them): the thesis example through a `dyng-worker` process gives the in-process
+//! arrays, views are snapshots that survive updates and release cleanly over many calls, calls
+//! the v1 protocol cannot forward say so, and every canonical golden case of thesis, handmade and
+//! small gives byte-identical outputs (sha256) via `dyng_mosp_compute` then `dyng_update`.
+//!
+//! The worker executable is the one cargo built for this test (`CARGO_BIN_EXE_dyng-worker`),
+//! passed as `worker_path`, as `tests/worker_basic.rs` does.
+
+mod common;
+
+use common::*;
+use dyng::ffi::*;
+use std::ffi::CString;
+use std::ptr;
+
+fn ok(s: dyng_status_t, what: &str) -> Result<(), String> {
+    if s == DYNG_OK {
+        return Ok(());
+    }
+    Err(format!("{what}: status {s}: {}", last_error()))
+}
+
+fn last_error() -> String {
+    let mut buf = vec![0u8; 1024];
+    // SAFETY: buf is writable for its length.
+    let len = unsafe { dyng_last_error_message(buf.as_mut_ptr() as *mut _, buf.len()) };
+    buf.truncate(len.min(buf.len()).saturating_sub(1));
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+fn worker_path() -> CString {
+    CString::new(env!("CARGO_BIN_EXE_dyng-worker")).unwrap()
+}
+
+/// Worker-isolated resources (the path string must outlive the create call only).
+fn worker_resources() -> *mut dyng_resources_t {
+    let path = worker_path();
+    let mut opt = dyng_resources_options_default();
+    opt.isolation = DYNG_ISOLATION_WORKER;
+    opt.worker_path = path.as_ptr();
+    opt.worker_start_timeout_ms = 20_000;
+    let mut res = ptr::null_mut();
+    // SAFETY: valid options and out pointer.
+    ok(unsafe { dyng_resources_create(&opt, &mut res) }, "dyng_resources_create").unwrap();
+    res
+}
+
+/// Copies a view of `array`/`k` of `r` out (and releases the view).
+unsafe fn view<T: Copy>(res: *const dyng_resources_t, r: *const dyng_result_t, array: u32, k: u32) -> Result<Vec<T>, String> {
+    let mut v = ptr::null_mut();
+    ok(unsafe { dyng_result_view(res, r, array, k, &mut v) }, "dyng_result_view")?;
+    let (mut data, mut len, mut dtype) = (ptr::null(), 0usize, 0u32);
+    ok(unsafe { dyng_view_data(v, &mut data, &mut len, &mut dtype) }, "dyng_view_data")?;
+    assert_eq!(std::mem::size_of::<T>(), if dtype == DYNG_DTYPE_INT64 { 8 } else { 4 });
+    // SAFETY: the view holds `len` elements of its dtype until released.
+    let out = unsafe { std::slice::from_raw_parts(data as *const T, len) }.to_vec();
+    unsafe { dyng_view_release(v) };
+    Ok(out)
+}
+
+/// Copies through `dyng_result_copy` (VIEW, copy, release inside the library).
+unsafe fn copy<T: Copy + Default>(res: *const dyng_resources_t, r: *const dyng_result_t, array: u32, k: u32, n: usize) -> Vec<T> {
+    let mut out = vec![T::default(); n];
+    ok(unsafe { dyng_result_copy(res, r, array, k, out.as_mut_ptr() as *mut _, n) }, "dyng_result_copy").unwrap();
+    out
+}
+
+// The thesis example (spec/reference-behaviour.md B.1), as in tests/c/harness.c.
+const N: usize = 7;
+const M: usize = 10;
+const K: usize = 3;
+const ROW_PTR: [i32; N + 1] = [0, 2, 3, 5, 6, 9, 10, 10];
+const COL_IND: [i32; M] = [1, 2, 3, 1, 3, 4, 1, 5, 6, 6];
+const W_EDGE_MAJOR: [i32; M * K] = [2, 1, 5, 4, 1, 1, 2, 4, 2, 10, 15, 2, 5, 16, 3, 1, 1, 1, 4, 3, 2, 1, 2, 2, 5, 6, 2, 1, 1, 1];
+const INIT_DIST: [[i64; N]; K] = [[0, 2, 4, 4, 5, 6, 7], [0, 1, 1, 5, 6, 8, 9], [0, 3, 1, 4, 5, 7, 7]];
+const UPD_DIST: [[i64; N]; K] = [[0, 2, 4, 9, 10, 11, 12], [0, 1, 1, 17, 18, 2, 3], [0, 3, 1, 4, 5, 7, 7]];
+const UPD_PARENT: [[i32; N]; K] = [[-1, 0, 0, 2, 3, 4, 5], [-1, 0, 0, 2, 3, 1, 5], [-1, 2, 0, 2, 3, 4, 4]];
+const COMBINED: [i64; N] = [0, 11, 10, 20, 30, 23, 34];
+const MOSP_TREE: [i32; N] = [-1, 0, 0, 2, 3, 1, 5];
+const COSTS: [i64; N * K] = [0, 0, 0, 2, 1, 5, 4, 1, 1, 9, 17, 4, 10, 18, 5, 14, 2, 19, 15, 3, 20];
+const INS_SRC: [i32; 2] = [3, 1];
+const INS_DST: [i32; 2] = [5, 5];
+const INS_W: [i32; 2 * K] = [10, 2, 12, 12, 1, 14];
+const DEL_SRC: [i32; 2] = [1, 4];
+const DEL_DST: [i32; 2] = [3, 1];
+
+fn objective_major() -> Vec<i32> {
+    let mut w = vec![0; K * M];
+    for e in 0..M {
+        for j in 0..K {
+            w[j * M + e] = W_EDGE_MAJOR[e * K + j];
+        }
+    }
+    w
+}
+
+unsafe fn thesis_graph(res: *const dyng_resources_t, w: &[i32]) -> Result<*mut dyng_graph_t, dyng_status_t> {
+    let c = dyng_csr_t { n: N, m: M, k: K as u32, row_ptr: ROW_PTR.as_ptr(), col_ind: COL_IND.as_ptr(), weights: w.as_ptr() };
+    let mut g = ptr::null_mut();
+    // SAFETY: the descriptor points to live arrays of the stated sizes.
+    match unsafe { dyng_graph_from_csr(res, &c, &mut g) } {
+        DYNG_OK => Ok(g),
+        s => Err(s),
+    }
+}
+
+fn thesis_batch() -> dyng_batch_t {
+    dyng_batch_t {
+        struct_size: std::mem::size_of::<dyng_batch_t>(),
+        num_insertions: 2,
+        ins_src: INS_SRC.as_ptr(),
+        ins_dst: INS_DST.as_ptr(),
+        ins_weights: INS_W.as_ptr(),
+        num_deletions: 2,
+        del_src: DEL_SRC.as_ptr(),
+        del_dst: DEL_DST.as_ptr(),
+    }
+}
+
+#[test]
+fn thesis_example_through_the_worker() {
+    let w = objective_major();
+    let prefs = [4u32, 1, 4];
+    let b = thesis_batch();
+    // SAFETY (whole test): every handle is live until freed at the end; outs are writable.
+    unsafe {
+        let res = worker_resources();
+        ok(dyng_resources_warm_up(res), "warm_up").unwrap();
+        let mut clone = ptr::null_mut();
+        ok(dyng_resources_clone(res, &mut clone), "clone").unwrap();
+        let g = thesis_graph(res, &w).unwrap();
+        // v1: one graph per worker; the clone shares the worker, so it is refused there too.
+        assert_eq!(thesis_graph(clone, &w).unwrap_err(), DYNG_ERR_NOT_SUPPORTED);
+        assert!(last_error().contains("another resources handle"), "{}", last_error());
+
+        let mut mo = dyng_mosp_options_default();
+        mo.preferences = prefs.as_ptr();
+        mo.num_preferences = 3;
+        let (mut m, mut s0, mut stale) = (ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+        ok(dyng_mosp_compute(res, g, 0, &mo, &mut m), "mosp_compute").unwrap();
+        ok(dyng_sssp_compute(res, g, 0, 0, ptr::null(), &mut s0), "sssp_compute").unwrap();
+        ok(dyng_sssp_compute(res, g, 0, 1, ptr::null(), &mut stale), "sssp_compute").unwrap();
+        for (j, want) in INIT_DIST.iter().enumerate() {
+            assert_eq!(&view::<i64>(res, m, DYNG_ARRAY_DISTANCES, j as u32).unwrap(), want);
+        }
+        let mut before = ptr::null_mut();
+        ok(dyng_result_view(res, s0, DYNG_ARRAY_DISTANCES, 0, &mut before), "view before").unwrap();
+
+        let mut ri: dyng_result_info_t = std::mem::zeroed();
+        ri.struct_size = std::mem::size_of::<dyng_result_info_t>();
+        ok(dyng_result_info(m, &mut ri), "result_info").unwrap();
+        assert_eq!((ri.kind, ri.source, ri.k, ri.graph_k, ri.n, ri.graph_version), (DYNG_RESULT_MOSP, 0, 3, 3, N, 0));
+
+        // Not forwardable in v1.
+        let mut out = ptr::null_mut();
+        let parent0 = [-1i32, 0, 0, 1, 3, 4, 5];
+        assert_eq!(dyng_sssp_from_arrays(res, g, 0, 0, INIT_DIST[0].as_ptr(), parent0.as_ptr(), false, &mut out), DYNG_ERR_NOT_SUPPORTED);
+        assert!(last_error().contains("worker isolation"), "{}", last_error());
+        let trees = [s0 as *const dyng_result_t];
+        assert_eq!(dyng_mosp_from_trees(res, g, 0, trees.as_ptr(), 1, ptr::null(), 0, &mut out), DYNG_ERR_NOT_SUPPORTED);
+
+        // Mixing an in-process result into a worker graph's update is refused before any change.
+        let local_res = {
+            let mut r = ptr::null_mut();
+            ok(dyng_resources_create(ptr::null(), &mut r), "local res").unwrap();
+            r
+        };
+        let lg = thesis_graph(local_res, &w).unwrap();
+        let mut local = ptr::null_mut();
+        ok(dyng_sssp_compute(local_res, lg, 0, 0, ptr::null(), &mut local), "local compute").unwrap();
+        let mixed = [s0, local];
+        assert_eq!(dyng_update(res, g, &b, mixed.as_ptr(), 2, ptr::null_mut()), DYNG_ERR_INVALID_ARGUMENT);
+        let mixed = [local, s0];
+        assert_eq!(dyng_update(local_res, lg, &b, mixed.as_ptr(), 2, ptr::null_mut()), DYNG_ERR_INVALID_ARGUMENT);
+        // An invalid batch gives the in-process message and changes nothing.
+        let bad_src = [3i32, 9000];
+        let mut bad = b;
+        bad.ins_src = bad_src.as_ptr();
+        let list = [m, s0];
+        assert_eq!(dyng_update(res, g, &bad, list.as_ptr(), 2, ptr::null_mut()), DYNG_ERR_INVALID_ARGUMENT);
+        assert!(last_error().contains("vertex 9000"), "{}", last_error());
+
+        // The update: once, two results.
+        let mut stats = [dyng_update_stats_t { struct_size: std::mem::size_of::<dyng_update_stats_t>(), ..Default::default() }; 2];
+        ok(dyng_update(res, g, &b, list.as_ptr(), 2, stats.as_mut_ptr()), "update").unwrap();
+        let mut gi = dyng_graph_info_t { struct_size: std::mem::size_of::<dyng_graph_info_t>(), ..Default::default() };
+        ok(dyng_graph_info(g, &mut gi), "graph_info").unwrap();
+        assert_eq!((gi.n, gi.m, gi.k, gi.version), (N, M, K as u32, 1));
+        for j in 0..K {
+            assert_eq!(view::<i64>(res, m, DYNG_ARRAY_DISTANCES, j as u32).unwrap(), UPD_DIST[j], "dist {j}");
+            assert_eq!(view::<i32>(res, m, DYNG_ARRAY_PARENTS, j as u32).unwrap(), UPD_PARENT[j], "parent {j}");
+            assert_eq!(copy::<i32>(res, m, DYNG_ARRAY_PARENTS, j as u32, N), UPD_PARENT[j], "copied parent {j}");
+        }
+        assert_eq!(view::<i64>(res, m, DYNG_ARRAY_COMBINED_DISTANCES, 0).unwrap(), COMBINED);
+        assert_eq!(view::<i32>(res, m, DYNG_ARRAY_COMBINED_PARENTS, 0).unwrap(), MOSP_TREE);
+        assert_eq!(view::<i64>(res, m, DYNG_ARRAY_PATH_COSTS, 0).unwrap(), COSTS);
+        assert_eq!(copy::<i64>(res, m, DYNG_ARRAY_COMBINED_DISTANCES, 0, N), COMBINED);
+        assert_eq!(view::<i64>(res, s0, DYNG_ARRAY_DISTANCES, 0).unwrap(), UPD_DIST[0]);
+        ok(dyng_result_info(s0, &mut ri), "result_info").unwrap();
+        assert_eq!((ri.kind, ri.objective, ri.graph_version), (DYNG_RESULT_SSSP, 0, 1));
+
+        // The view taken before the update still shows the old distances.
+        let (mut data, mut len, mut dtype) = (ptr::null(), 0usize, 0u32);
+        ok(dyng_view_data(before, &mut data, &mut len, &mut dtype), "view_data before").unwrap();
+        assert_eq!((len, dtype), (N, DYNG_DTYPE_INT64));
+        assert_eq!(std::slice::from_raw_parts(data as *const i64, len), INIT_DIST[0]);
+        dyng_view_release(before);
+
+        // A result not listed in the update is stale, in views and in the next update.
+        let mut sv = ptr::null_mut();
+        assert_eq!(dyng_result_view(res, stale, DYNG_ARRAY_DISTANCES, 1, &mut sv), DYNG_ERR_STALE_RESULT);
+        assert!(sv.is_null());
+        let with_stale = [stale];
+        assert_eq!(dyng_update(res, g, &b, with_stale.as_ptr(), 1, ptr::null_mut()), DYNG_ERR_STALE_RESULT);
+
+        // Paths walk a parent array copied from the worker.
+        let mut path = [0i32; 8];
+        let mut plen = 0usize;
+        ok(dyng_result_path(m, DYNG_TREE_COMBINED, 6, path.as_mut_ptr(), path.len(), &mut plen), "result_path").unwrap();
+        assert_eq!(&path[..plen], &[0, 1, 5, 6]);
+
+        // Host copy of the graph follows the batch.
+        let (mut rp, mut ci, mut wt) = (vec![0i32; N + 1], vec![0i32; M], vec![0i32; M * K]);
+        ok(dyng_graph_copy_csr(res, g, rp.as_mut_ptr(), ci.as_mut_ptr(), wt.as_mut_ptr()), "copy_csr").unwrap();
+        assert_eq!(rp[N] as usize, M);
+
+        // Views release cleanly over many calls (each release unmaps and acknowledges).
+        for i in 0..600 {
+            let a = if i % 2 == 0 { DYNG_ARRAY_COMBINED_DISTANCES } else { DYNG_ARRAY_PATH_COSTS };
+            let mut v = ptr::null_mut();
+            ok(dyng_result_view(res, m, a, 0, &mut v), "view loop").unwrap();
+            ok(dyng_view_data(v, &mut data, &mut len, &mut dtype), "view_data loop").unwrap();
+            assert_eq!(len, if i % 2 == 0 { N } else { N * K });
+            dyng_view_release(v);
+        }
+        assert_eq!(view::<i64>(res, m, DYNG_ARRAY_COMBINED_DISTANCES, 0).unwrap(), COMBINED);
+
+        let mut bytes = 0usize;
+        ok(dyng_workspace_bytes(res, &mut bytes), "workspace_bytes").unwrap();
+        ok(dyng_release_workspaces(clone), "release_workspaces").unwrap();
+        ok(dyng_workspace_bytes(res, &mut bytes), "workspace_bytes").unwrap();
+        assert_eq!(bytes, 0);
+
+        for r in [m, s0, stale, local] {
+            dyng_result_free(r);
+        }
+        dyng_graph_free(g);
+        dyng_graph_free(lg);
+        // The graph slot is free again: a new graph loads into the same worker.
+        let g2 = thesis_graph(clone, &w).unwrap();
+        let mut s = ptr::null_mut();
+        ok(dyng_sssp_compute(clone, g2, 0, 0, ptr::null(), &mut s), "compute on g2").unwrap();
+        assert_eq!(view::<i64>(clone, s, DYNG_ARRAY_DISTANCES, 0).unwrap(), INIT_DIST[0]);
+        dyng_result_free(s);
+        dyng_graph_free(g2);
+        dyng_resources_free(clone);
+        dyng_resources_free(res);
+        dyng_resources_free(local_res);
+    }
+}
+
+#[test]
+fn missing_worker_is_reported_by_create() {
+    let path = CString::new("/nonexistent/dyng-worker").unwrap();
+    let mut opt = dyng_resources_options_default();
+    opt.isolation = DYNG_ISOLATION_WORKER;
+    opt.worker_path = path.as_ptr();
+    let mut res = ptr::null_mut();
+    // SAFETY: valid options and out pointer.
+    assert_eq!(unsafe { dyng_resources_create(&opt, &mut res) }, DYNG_ERR_NOT_SUPPORTED);
+    assert!(res.is_null());
+    assert!(last_error().contains("no dyng-worker executable"), "{}", last_error());
+}
+
+/// Runs one golden case through `res` (whose worker holds one graph at a time: the graph is freed
+/// before returning); returns (relative path, bytes) of every output file.
+unsafe fn run_case(res: *const dyng_resources_t, case: &Case) -> Result<Vec<(String, Vec<u8>)>, String> {
+    let prefix = CString::new(case.graph.to_str().unwrap()).unwrap();
+    let mut gopt = dyng_read_options_default();
+    gopt.k = case.k.unwrap_or(0) as u32;
+    let mut g = ptr::null_mut();
+    let (mut mosp, mut batch) = (ptr::null_mut(), ptr::null_mut());
+    // SAFETY: live handles, valid C strings, writable outs; everything is freed below.
+    let outcome = unsafe {
+        (|| -> Result<Vec<(String, Vec<u8>)>, String> {
+            ok(dyng_graph_read(res, prefix.as_ptr(), DYNG_FORMAT_CSR_TEXT, &gopt, &mut g), "dyng_graph_read")?;
+            let mut info = dyng_graph_info_t { struct_size: std::mem::size_of::<dyng_graph_info_t>(), ..Default::default() };
+            ok(dyng_graph_info(g, &mut info), "dyng_graph_info")?;
+            let (n, kg) = (info.n, info.k as usize);
+            let k = case.k.map_or(kg, |k| k.min(kg));
+            let mut mo = dyng_mosp_options_default();
+            mo.k = k as u32;
+            mo.preferences = case.pref.as_ptr();
+            mo.num_preferences = case.pref.len();
+            ok(dyng_mosp_compute(res, g, case.source as i32, &mo, &mut mosp), "dyng_mosp_compute")?;
+            let dir = CString::new(case.changes.to_str().unwrap()).unwrap();
+            ok(dyng_batch_read(dir.as_ptr(), g, &mut batch), "dyng_batch_read")?;
+            let mut b: dyng_batch_t = std::mem::zeroed();
+            b.struct_size = std::mem::size_of::<dyng_batch_t>();
+            ok(dyng_batch_buffer_get(batch, &mut b), "dyng_batch_buffer_get")?;
+            ok(dyng_update(res, g, &b, &mosp, 1, ptr::null_mut()), "dyng_update")?;
+            let mut files = Vec::new();
+            for j in 0..k as u32 {
+                let d: Vec<i64> = view(res, mosp, DYNG_ARRAY_DISTANCES, j)?;
+                let p: Vec<i32> = view(res, mosp, DYNG_ARRAY_PARENTS, j)?;
+                files.push((format!("obj{j}/distancesUpdated.txt"), dyng::io::trees::format_distances(&d)));
+                files.push((format!("obj{j}/SSSPTreeUpdated.txt"), dyng::io::trees::format_parents(&p)));
+            }
+            let cd: Vec<i64> = view(res, mosp, DYNG_ARRAY_COMBINED_DISTANCES, 0)?;
+            let cp: Vec<i32> = view(res, mosp, DYNG_ARRAY_COMBINED_PARENTS, 0)?;
+            let costs: Vec<i64> = view(res, mosp, DYNG_ARRAY_PATH_COSTS, 0)?;
+            files.push(("combinedGraph/distancesCsr.txt".into(), dyng::io::trees::format_distances(&cd)));
+            files.push(("combinedGraph/SSSPTreeCsr.txt".into(), dyng::io::trees::format_parents(&cp)));
+            files.push(("combinedGraph/mospCosts.txt".into(), dyng::io::trees::format_costs(n, kg, &costs)));
+            Ok(files)
+        })()
+    };
+    // SAFETY: NULL or live handles created above; _free(NULL) is a no-op.
+    unsafe {
+        dyng_result_free(mosp);
+        dyng_batch_buffer_free(batch);
+        dyng_graph_free(g);
+    }
+    outcome
+}
+
+/// The MANIFEST's `init` column per case name (`perturbed` trees are not a fresh compute's).
+fn manifest_init() -> std::collections::BTreeMap<String, String> {
+    let text = std::fs::read_to_string(local_golden().join("MANIFEST.tsv")).unwrap();
+    let mut lines = text.lines();
+    let head: Vec<&str> = lines.next().unwrap().split('\t').collect();
+    let col = head.iter().position(|h| *h == "init").unwrap();
+    lines
+        .map(|l| l.split('\t').collect::<Vec<_>>())
+        .map(|f| (f[0].to_string(), f[col].to_string()))
+        .collect()
+}
+
+#[test]
+fn canonical_golden_cases_through_the_worker() {
+    let init = manifest_init();
+    let res = worker_resources();
+    let (mut runs, mut failures) = (0, Vec::new());
+    for group in ["thesis", "handmade", "small"] {
+        for case in cases(&local_golden().join(group)) {
+            if case.is_error() || case.canonicalize || init.get(&case.name).map(String::as_str) != Some("dijkstra") {
+                continue;
+            }
+            runs += 1;
+            // SAFETY: `res` is a live worker resources handle.
+            match unsafe { run_case(res, &case) } {
+                Err(e) => failures.push(format!("{}: {e}", case.name)),
+                Ok(files) => {
+                    let files: std::collections::BTreeMap<_, _> = files.into_iter().collect();
+                    for (rel, digest) in case.expected_sums() {
+                        if files.get(&rel).map(|b| sha256_hex(b)) != Some(digest) {
+                            failures.push(format!("{}: {rel} differs", case.name));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // SAFETY: created above, no longer used.
+    unsafe { dyng_resources_free(res) };
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert_eq!(runs, 54, "canonical cases of thesis, handmade and small");
+}
