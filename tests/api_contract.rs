@@ -280,3 +280,35 @@ fn non_canonical_trees_never_fall_back() {
     let s = dyng::update_one(&res, &mut g, &b.view(), &mut r).unwrap();
     assert!(!s.fallback_used);
 }
+
+/// Scattered cheap shortcuts make a repair expand vertices again and again: the adaptive update
+/// abandons it past its budget and recomputes, with the same trees as a plain repair.
+#[test]
+fn an_expensive_repair_is_abandoned_for_a_recompute() {
+    use dyng::Fallback;
+    let res = Resources::parallel(2).unwrap();
+    let mut abandoned = 0;
+    for seed in 0..4usize {
+        let mut trees = Vec::new();
+        for policy in [Fallback::Adaptive, Fallback::Never] {
+            let mut g = grid_graph(100, 1);
+            let opt = SsspOptions { fallback: policy, ..Default::default() };
+            let mut r = SsspResult::compute(&res, &g, 0, 0, &opt).unwrap();
+            let mut b = Batch::new(1);
+            for i in 0..1500usize {
+                let u = (i * 7919 + seed * 104_729) % g.n();
+                let v = (i * 6271 + seed * 1_299_709 + 17) % g.n();
+                b.insert(u as i32, v as i32, &[1 + (i % 3) as i32]);
+            }
+            let s = dyng::update_one(&res, &mut g, &b.view(), &mut r).unwrap();
+            let (d, p) = dyng::graph::dijkstra::dijkstra(g.csr(), 0, 0);
+            assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]), "{policy:?}");
+            if policy == Fallback::Adaptive && s.fallback_used {
+                abandoned += 1;
+            }
+            trees.push((r.distances().to_vec(), r.parents().to_vec()));
+        }
+        assert_eq!(trees[0], trees[1]);
+    }
+    assert!(abandoned > 0, "no repair exceeded its budget");
+}

@@ -130,7 +130,7 @@ fn solve_from_source<E: Exec>(run: &Run<'_, E>, ws: &Workspace, gens: &mut Gener
     ws.packed[run.source].store(run.packing.pack(0, -1), Relaxed);
     ws.frontier.clear();
     ws.frontier.push(run.source as i32);
-    near_far(run, ws, gens, stats);
+    near_far(run, ws, gens, stats, None);
 }
 
 /// Dynamic update: on entry `dist`/`parent` hold the tree of the old graph, on return the tree of
@@ -185,7 +185,14 @@ pub(crate) fn update<E: Exec>(
             }
             let g1 = gens.next(ws);
             pull(&run, inn, ws, g1);
-            near_far(&run, ws, &mut gens, &mut stats);
+            // A repair that has expanded as many vertices as the graph has is on course to cost
+            // more than a recompute (scattered insertion heads improve vertices again and again):
+            // the adaptive update abandons it and restarts from the source.
+            let budget = recompute_at.map(|_| n as i64);
+            if near_far(&run, ws, &mut gens, &mut stats, budget) == Search::Abandoned {
+                stats.fallback_used = true;
+                solve_from_source(&run, ws, &mut gens, &mut stats);
+            }
         }
         stats.affected = unpack(&run, ws, &mut gens, dist, parent) as i64;
         Ok(())
@@ -393,9 +400,23 @@ fn min_distance<E: Exec>(run: &Run<'_, E>, ws: &Workspace, list: &VertexList) ->
 /// (read after a barrier), so all agree on thresholds, generations and counters; work inside a
 /// phase is shared by claiming chunks of the list. With one member the phases run in list order,
 /// exactly the original single-threaded schedule.
-fn near_far<E: Exec>(run: &Run<'_, E>, ws: &Workspace, gens: &mut Generations, stats: &mut UpdateStats) {
+/// How a near-far search ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Search {
+    Finished,
+    /// Stopped when its expansions exceeded the budget; the far flags are cleared again.
+    Abandoned,
+}
+
+fn near_far<E: Exec>(
+    run: &Run<'_, E>,
+    ws: &Workspace,
+    gens: &mut Generations,
+    stats: &mut UpdateStats,
+    push_budget: Option<i64>,
+) -> Search {
     if ws.frontier.is_empty() {
-        return;
+        return Search::Finished;
     }
     let threshold = min_distance(run, ws, &ws.frontier).unwrap_or(0).saturating_add(run.delta);
     let g = gens.next(ws);
@@ -415,6 +436,9 @@ fn near_far<E: Exec>(run: &Run<'_, E>, ws: &Workspace, gens: &mut Generations, s
         iterations: 0,
         epochs: 0,
         pushes: 0,
+        budget: push_budget.unwrap_or(i64::MAX),
+        abandoned: false,
+        far_is_second: false,
     };
     let n = run.out.row_ptr.len() - 1;
     run.exec.team(n, |team| team_near_far(run, ws, team, &shared, start));
@@ -426,6 +450,16 @@ fn near_far<E: Exec>(run: &Run<'_, E>, ws: &Workspace, gens: &mut Generations, s
     stats.epochs += end.epochs;
     stats.pushes += end.pushes;
     gens.0 = end.generation;
+    if !end.abandoned {
+        return Search::Finished;
+    }
+    // Every flagged vertex is in the far pile exactly once: clearing them restores the invariant
+    // that the flags are all zero between searches.
+    let far = if end.far_is_second { &ws.far2 } else { &ws.far };
+    for i in 0..far.len() {
+        ws.in_far[far.get(i) as usize].store(0, Relaxed);
+    }
+    Search::Abandoned
 }
 
 /// What the members of a near-far team share besides the workspace.
@@ -447,6 +481,11 @@ struct TeamState {
     iterations: i64,
     epochs: i64,
     pushes: i64,
+    /// Expansions after which the search is abandoned.
+    budget: i64,
+    abandoned: bool,
+    /// Which workspace list holds the far pile at the end (they swap every epoch).
+    far_is_second: bool,
 }
 
 fn team_near_far<E: Exec>(run: &Run<'_, E>, ws: &Workspace, team: &Team<'_>, shared: &TeamShared, mut st: TeamState) {
@@ -461,8 +500,12 @@ fn team_near_far<E: Exec>(run: &Run<'_, E>, ws: &Workspace, team: &Team<'_>, sha
         *phase += 1;
         team.sync();
     };
-    loop {
+    'search: loop {
         while !near.is_empty() {
+            if st.pushes > st.budget {
+                st.abandoned = true;
+                break 'search;
+            }
             st.iterations += 1;
             st.pushes += near.len() as i64;
             st.generation = next_generation_in_team(ws, team, st.generation);
@@ -510,6 +553,7 @@ fn team_near_far<E: Exec>(run: &Run<'_, E>, ws: &Workspace, team: &Team<'_>, sha
         }
         end_phase(&mut phase);
         std::mem::swap(&mut far, &mut far2);
+        st.far_is_second = !st.far_is_second;
         if team.tid == 0 {
             far2.clear();
         }

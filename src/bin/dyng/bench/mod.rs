@@ -38,12 +38,18 @@ pub struct BenchArgs {
     /// Thread counts to measure.
     #[arg(long, value_delimiter = ',', default_value = "1,2")]
     pub threads: Vec<usize>,
+    /// Only these graphs of the suite (usroads, bremen, grid1000, rgg_n_2_20).
+    #[arg(long, value_delimiter = ',')]
+    pub only: Vec<String>,
 }
 
 pub fn run(a: BenchArgs) -> dyng::Result<ExitCode> {
     // Three runs keep the quick suite under two minutes on a 2-core machine.
     let runs = a.runs.unwrap_or(3);
-    let plan = cases::plan(a.suite, a.data.as_deref())?;
+    let mut plan = cases::plan(a.suite, a.data.as_deref())?;
+    if !a.only.is_empty() {
+        plan.graphs.retain(|(g, _)| a.only.iter().any(|o| o == g.name));
+    }
     let results = measure::run_plan(&plan, &a.threads, runs)?;
     let name = match a.suite {
         Suite::Quick => "quick",
