@@ -9,25 +9,13 @@
 
 mod common;
 
+use common::capi::{last_error, ok, view};
 use common::*;
 use dyng::ffi::*;
 use std::ffi::CString;
 use std::ptr;
 
-fn ok(s: dyng_status_t, what: &str) -> Result<(), String> {
-    if s == DYNG_OK {
-        return Ok(());
-    }
-    Err(format!("{what}: status {s}: {}", last_error()))
-}
 
-fn last_error() -> String {
-    let mut buf = vec![0u8; 1024];
-    // SAFETY: buf is writable for its length.
-    let len = unsafe { dyng_last_error_message(buf.as_mut_ptr() as *mut _, buf.len()) };
-    buf.truncate(len.min(buf.len()).saturating_sub(1));
-    String::from_utf8_lossy(&buf).into_owned()
-}
 
 fn worker_path() -> CString {
     CString::new(env!("CARGO_BIN_EXE_dyng-worker")).unwrap()
@@ -46,18 +34,6 @@ fn worker_resources() -> *mut dyng_resources_t {
     res
 }
 
-/// Copies a view of `array`/`k` of `r` out (and releases the view).
-unsafe fn view<T: Copy>(res: *const dyng_resources_t, r: *const dyng_result_t, array: u32, k: u32) -> Result<Vec<T>, String> {
-    let mut v = ptr::null_mut();
-    ok(unsafe { dyng_result_view(res, r, array, k, &mut v) }, "dyng_result_view")?;
-    let (mut data, mut len, mut dtype) = (ptr::null(), 0usize, 0u32);
-    ok(unsafe { dyng_view_data(v, &mut data, &mut len, &mut dtype) }, "dyng_view_data")?;
-    assert_eq!(std::mem::size_of::<T>(), if dtype == DYNG_DTYPE_INT64 { 8 } else { 4 });
-    // SAFETY: the view holds `len` elements of its dtype until released.
-    let out = unsafe { std::slice::from_raw_parts(data as *const T, len) }.to_vec();
-    unsafe { dyng_view_release(v) };
-    Ok(out)
-}
 
 /// Copies through `dyng_result_copy` (VIEW, copy, release inside the library).
 unsafe fn copy<T: Copy + Default>(res: *const dyng_resources_t, r: *const dyng_result_t, array: u32, k: u32, n: usize) -> Vec<T> {

@@ -1,6 +1,8 @@
 //! Shared helpers of the integration tests: locating and reading golden-corpus cases.
 #![allow(dead_code)]
 
+pub mod capi;
+
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
