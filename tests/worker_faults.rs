@@ -171,3 +171,38 @@ fn seal_fallback_mode_serves_views() {
     }
     assert_eq!(c.worker_stats().unwrap().pool_blocks, 1);
 }
+
+/// Double kill (T12): the worker is SIGKILLed in an update, and its replacement is SIGKILLed
+/// again while the journal replays the graph load; the third worker replays everything and the
+/// caller gets the in-process result, with nothing leaked.
+#[test]
+fn double_kill_during_replay_recovers_on_the_third_worker() {
+    let _serial = serial();
+    let shm0 = shm_listing();
+    let g = grid(20, 20, 2, 15);
+    let res = Resources::sequential();
+    let mut lg = Graph::new(g.clone());
+    let mut m = MospResult::compute(&res, &lg, 0, &MospOptions::default()).unwrap();
+    // Generation 1: W3 hits LOAD (1), MOSP (2), the update (3). Generation 2: its first call is
+    // the replayed LOAD, killed at W2.
+    let c = Client::spawn(with_fault("W3:SIGKILL_SELF:3:1,W2:SIGKILL_SELF:1:2")).unwrap();
+    c.load_graph(&g).unwrap();
+    let r = c.mosp_compute(0, &MospOptions::default()).unwrap();
+    let b = batch(&g, 6, 6, 7);
+    dyng::update_one(&res, &mut lg, &b.view(), &mut m).unwrap();
+    let outcome = c.update(&b.view(), &[r.id]);
+    if let Err(e) = &outcome {
+        // A kill of the replacement counts against the batch only if it died replaying it.
+        panic!("double kill: {e}");
+    }
+    {
+        let v = c.view(r.id, 0, 0).unwrap();
+        assert_eq!(v.i64s(kind::COMBINED_DIST).unwrap(), m.combined_distances());
+    }
+    assert_eq!(c.generation(), 3, "both kills fired");
+    let wpid = c.worker_pid().unwrap();
+    drop(c);
+    assert!(wait_gone(wpid, Duration::from_secs(2)).is_some());
+    assert_eq!(shm_listing(), shm0);
+    assert_eq!(memfd_maps(std::process::id()), 0);
+}

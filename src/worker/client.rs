@@ -539,24 +539,41 @@ impl Client {
         }
     }
 
-    /// Makes sure a worker runs, respawning and replaying the journal if the last one died.
+    /// Makes sure a worker runs, respawning and replaying the journal if the last one died. A
+    /// replacement that dies while replaying the journal (not while replaying the newest batch,
+    /// which makes that batch a poison batch) is replaced again, until the crash-loop guard
+    /// declares the worker unstable.
     fn ensure_live(&self, core: &mut Core) -> Result<()> {
-        if core.conn.is_some() {
-            return Ok(());
+        loop {
+            if core.conn.is_some() {
+                return Ok(());
+            }
+            if core.unstable {
+                return Err(worker_lost("unstable: the worker died 3 times within 60 s; create a new resources handle"));
+            }
+            let conn = self.start(core)?;
+            core.conn = Some(conn);
+            self.counters.restarts.fetch_add(1, Ordering::SeqCst);
+            if !self.opts.journal {
+                core.journal = Journal::default();
+                core.graph = None;
+                core.epoch = 0;
+                return Ok(());
+            }
+            let batches = core.journal.batches.len();
+            match self.replay(core) {
+                Ok(()) => return Ok(()),
+                Err(e) => {
+                    let died_mid_replay = e.kind() == crate::ErrorKind::WorkerLost
+                        && core.conn.is_none()
+                        && core.journal.batches.len() == batches
+                        && core.journal.base.is_some();
+                    if !died_mid_replay {
+                        return Err(e);
+                    }
+                }
+            }
         }
-        if core.unstable {
-            return Err(worker_lost("unstable: the worker died 3 times within 60 s; create a new resources handle"));
-        }
-        let conn = self.start(core)?;
-        core.conn = Some(conn);
-        self.counters.restarts.fetch_add(1, Ordering::SeqCst);
-        if !self.opts.journal {
-            core.journal = Journal::default();
-            core.graph = None;
-            core.epoch = 0;
-            return Ok(());
-        }
-        self.replay(core)
     }
 
     /// Rebuilds the worker's state from the journal (12.2, rule 4).
