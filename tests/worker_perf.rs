@@ -17,7 +17,9 @@ fn median(mut v: Vec<f64>) -> f64 {
 #[test]
 #[ignore]
 fn view_and_copy_costs_on_a_million_vertices() {
-    let t = dyng::io::graphgen::grid(1000, 1000, 3, 1, 100, 12345).unwrap();
+    // DYNG_PERF_SIDE=2000 measures the 4M-vertex grid.
+    let side: usize = std::env::var("DYNG_PERF_SIDE").ok().and_then(|s| s.parse().ok()).unwrap_or(1000);
+    let t = dyng::io::graphgen::grid(side, side, 3, 1, 100, 12345).unwrap();
     let csr = Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor).unwrap();
     let res = Resources::parallel(0).unwrap();
     let g = Graph::new(csr.clone());
@@ -38,7 +40,7 @@ fn view_and_copy_costs_on_a_million_vertices() {
         let t0 = Instant::now();
         let v = c.view(r.id, 0, 0).unwrap();
         view_ms.push(t0.elapsed().as_secs_f64() * 1e3);
-        assert_eq!(v.i64s(kind::DIST).unwrap().len(), 1_000_000);
+        assert_eq!(v.i64s(kind::DIST).unwrap().len(), side * side);
         drop(v);
         let t0 = Instant::now();
         let d = c.copy_i64(r.id, kind::DIST, 0).unwrap();
@@ -66,12 +68,12 @@ fn view_and_copy_costs_on_a_million_vertices() {
         c.worker_stats().unwrap();
     }
     let call_us = t0.elapsed().as_secs_f64() * 1e6 / 200.0;
-    println!("worker perf, grid 1000x1000 K=3 (n = 1,000,000), {reps} reps, medians:");
+    println!("worker perf, grid {side}x{side} K=3 (n = {}), {reps} reps, medians:", side * side);
     println!("  load_graph through worker      {load:9.1} ms");
     println!("  sssp compute in-process        {local_compute:9.1} ms");
     println!("  sssp compute through worker    {remote_compute:9.1} ms");
-    println!("  view dist+parent (12 MB) LENT  {:9.2} ms", median(view_ms));
-    println!("  copy dist (8 MB) via worker    {:9.2} ms", median(copy_ms));
+    println!("  view dist+parent ({} MiB) LENT {:9.2} ms", 12 * side * side >> 20, median(view_ms));
+    println!("  copy dist ({} MiB) via worker   {:9.2} ms", 8 * side * side >> 20, median(copy_ms));
     println!("  copy dist in-process (to_vec)  {:9.2} ms", median(local_copy_ms));
     println!("  in-process snapshot (Arc)      {:9.2} us", median(snap_us));
     println!("  release + ack + small call     {:9.1} us", median(ack_us));
