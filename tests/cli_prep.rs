@@ -95,3 +95,21 @@ fn prep_usage_and_input_errors() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("init done in"));
     assert!(String::from_utf8_lossy(&o.stderr).contains("Error: "));
 }
+
+/// A closed stdout (`dyng ... | head`) ends the program quietly, as the C++ drivers do.
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dyng"))
+        .args(["prep", "gen", "grid", "/nonexistent-dir/g", "--size", "3"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(out.status.signal() == Some(libc::SIGPIPE) || out.status.code() == Some(1), "{:?}", out.status);
+}

@@ -60,6 +60,12 @@ pub fn resources(backend: BackendArg, threads: usize) -> dyng::Result<dyng::Reso
 }
 
 fn main() -> ExitCode {
+    // Like the original C++ drivers, end quietly when the reader of stdout goes away
+    // (`dyng ... | head`) instead of panicking on a failed print.
+    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Mosp(args) => mosp::run(args),

@@ -19,25 +19,15 @@ pub enum PrepCommand {
     Mtx2csr {
         input: PathBuf,
         out_prefix: PathBuf,
-        #[arg(value_parser = clap::value_parser!(u32).range(1..=64))]
-        k: u32,
-        #[arg(value_parser = clap::value_parser!(i32).range(1..))]
-        wmin: i32,
-        #[arg(value_parser = clap::value_parser!(i32).range(1..))]
-        wmax: i32,
-        seed: u32,
+        #[command(flatten)]
+        w: SeededWeights,
     },
     /// Append seeded objectives to a CSR graph (keeps the existing ones).
     Widen {
         in_prefix: PathBuf,
         out_prefix: PathBuf,
-        #[arg(value_parser = clap::value_parser!(u32).range(1..=64))]
-        k: u32,
-        #[arg(value_parser = clap::value_parser!(i32).range(1..))]
-        wmin: i32,
-        #[arg(value_parser = clap::value_parser!(i32).range(1..))]
-        wmax: i32,
-        seed: u32,
+        #[command(flatten)]
+        w: SeededWeights,
     },
     /// Write the binary graph cache of a CSR graph.
     Cache { csr_prefix: PathBuf, binary_path: PathBuf },
@@ -64,6 +54,18 @@ pub enum PrepCommand {
     },
     /// Generate a synthetic graph (road-like grid or random geometric graph) as a CSR triplet.
     Gen(GenArgs),
+}
+
+/// K objectives of seeded weights in [wmin, wmax] (the originals' positional arguments).
+#[derive(Args, Debug)]
+pub struct SeededWeights {
+    #[arg(value_parser = clap::value_parser!(u32).range(1..=64))]
+    k: u32,
+    #[arg(value_parser = clap::value_parser!(i32).range(1..))]
+    wmin: i32,
+    #[arg(value_parser = clap::value_parser!(i32).range(1..))]
+    wmax: i32,
+    seed: u32,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -212,8 +214,8 @@ pub fn run(cmd: PrepCommand) -> dyng::Result<ExitCode> {
 
 fn run_command(cmd: PrepCommand) -> dyng::Result<()> {
     match cmd {
-        PrepCommand::Mtx2csr { input, out_prefix, k, wmin, wmax, seed } => {
-            let (t, symmetric) = mtx::mtx_to_csr(&input, k as usize, wmin, wmax, seed)?;
+        PrepCommand::Mtx2csr { input, out_prefix, w } => {
+            let (t, symmetric) = mtx::mtx_to_csr(&input, w.k as usize, w.wmin, w.wmax, w.seed)?;
             csr_text::write_csr_triplet(&out_prefix, &t)?;
             println!(
                 "mtx2csr: n={} directed edges={} symmetric={}",
@@ -222,10 +224,10 @@ fn run_command(cmd: PrepCommand) -> dyng::Result<()> {
                 u8::from(symmetric)
             );
         }
-        PrepCommand::Widen { in_prefix, out_prefix, k, wmin, wmax, seed } => {
+        PrepCommand::Widen { in_prefix, out_prefix, w } => {
             let t = csr_text::read_csr_triplet(&in_prefix)?;
-            let w = mtx::widen(&t, k as usize, wmin, wmax, seed)?;
-            csr_text::write_csr_triplet(&out_prefix, &w)?;
+            let wide = mtx::widen(&t, w.k as usize, w.wmin, w.wmax, w.seed)?;
+            csr_text::write_csr_triplet(&out_prefix, &wide)?;
         }
         PrepCommand::Cache { csr_prefix, binary_path } => {
             let t = csr_text::read_csr_triplet(&csr_prefix)?;
