@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::graph::{apply_batch, BatchView, Csr, Graph, InEdges};
-use crate::mosp::{MospResult, Preferences};
+use crate::mosp::MospResult;
 use crate::resources::Resources;
 use crate::sssp::engine::{self, Changes};
 use crate::sssp::packing::Packing;
@@ -137,11 +137,11 @@ pub fn update_timed(
     };
     let clock = std::time::Instant::now();
     let new_csr = applied.csr;
-    let in_edges = InEdges::build(&new_csr);
-    // The CUDA engine works on one device copy of the updated graph, shared by all results.
-    let device_graph = match res.cuda() {
-        Some(cuda) => Some(cuda.upload_graph(&new_csr)?),
-        None => None,
+    // What the engines read besides the updated CSR, built once for all results: the host
+    // engines the reverse graph, the CUDA engine one device copy of the graph.
+    let prepared = match res.cuda() {
+        Some(cuda) => Prepared::Device(cuda.upload_graph(&new_csr)?),
+        None => Prepared::Host(InEdges::build(&new_csr)),
     };
     let changed = ChangedLists::new(batch, &applied.increase_masks);
     let original_m = graph.m().max(1);
@@ -151,11 +151,10 @@ pub fn update_timed(
     let ctx = Ctx {
         res,
         csr: &new_csr,
-        in_edges: &in_edges,
+        prepared: &prepared,
         changed: &changed,
         facts: &facts,
         original_m,
-        device_graph: device_graph.as_ref(),
     };
     for r in results.iter_mut() {
         let stats = match r {
@@ -170,7 +169,10 @@ pub fn update_timed(
         };
         all_stats.push(stats);
     }
-    graph.commit_with_in_edges(new_csr, in_edges);
+    match prepared {
+        Prepared::Host(in_edges) => graph.commit_with_in_edges(new_csr, in_edges),
+        Prepared::Device(_) => graph.commit(new_csr),
+    }
     for r in results.iter_mut() {
         if let ResultMut::Mosp(m) = r {
             m.recombine(res, graph, &mut ws)?;
@@ -217,14 +219,19 @@ impl<'b> ChangedLists<'b> {
     }
 }
 
+/// The engine-specific form of the updated graph.
+enum Prepared {
+    Host(InEdges),
+    Device(crate::cuda::DeviceGraph),
+}
+
 struct Ctx<'a> {
     res: &'a Resources,
     csr: &'a Csr,
-    in_edges: &'a InEdges,
+    prepared: &'a Prepared,
     changed: &'a ChangedLists<'a>,
     facts: &'a [Option<ObjectiveFacts>],
     original_m: usize,
-    device_graph: Option<&'a crate::cuda::DeviceGraph>,
 }
 
 impl Ctx<'_> {
@@ -245,8 +252,8 @@ impl Ctx<'_> {
         let started = std::time::Instant::now();
         let dist = Arc::make_mut(&mut t.dist);
         let parent = Arc::make_mut(&mut t.parent);
-        let stats = match (self.res.cuda(), self.device_graph) {
-            (Some(cuda), Some(dg)) => {
+        let stats = match (self.prepared, self.res.cuda()) {
+            (Prepared::Device(dg), Some(cuda)) => {
                 let set = crate::cuda::ChangeSet {
                     from: changes.from,
                     to: changes.to,
@@ -254,10 +261,13 @@ impl Ctx<'_> {
                 };
                 cuda.sssp_update(self.res.workspaces(), dg, j, set, t.source, delta, f.max_weight, dist, parent)?
             }
-            _ => with_exec!(self.res, |e| engine::update(
+            (Prepared::Device(_), None) => {
+                return Err(Error::Internal("a device graph without a CUDA engine".into()))
+            }
+            (Prepared::Host(in_edges), _) => with_exec!(self.res, |e| engine::update(
             e,
             out_view(self.csr, j),
-            in_view(self.in_edges, j),
+            in_view(in_edges, j),
             changes,
             t.source,
             delta,
@@ -285,9 +295,4 @@ pub fn update_one<'a>(
 ) -> Result<UpdateStats> {
     let mut rs = [result.into()];
     Ok(update(res, graph, batch, &mut rs)?[0])
-}
-
-/// The preference vector's validity for `k` objectives (re-exported for callers that check early).
-pub fn check_preferences(k: usize, prefs: &[u32]) -> Result<Preferences> {
-    Preferences::new(k, prefs)
 }

@@ -19,7 +19,7 @@ use crate::resources::pool::WorkspacePool;
 use crate::resources::PooledWorkspace;
 use crate::sssp::engine::{check_changes, check_run_args as check_args};
 use crate::sssp::packing::{max_distance, parent_bits, weight_and_hops};
-use crate::sssp::{default_delta, UpdateStats};
+use crate::sssp::{check_objective, default_delta, UpdateStats};
 use cudarc::driver::{CudaFunction, DeviceRepr, LaunchConfig, PushKernelArg};
 
 /// Threads per block of every kernel (a multiple of the warp size; the reductions rely on it).
@@ -379,9 +379,7 @@ impl CudaEngine {
     ) -> Result<UpdateStats> {
         let n = graph.n;
         check_args(n, source, delta, dist.len(), parent.len())?;
-        if objective >= graph.k {
-            return Err(Error::invalid(format!("dyng: objective {objective} is outside [0, K = {})", graph.k)));
-        }
+        check_objective(objective, graph.k)?;
         check_changes(n, changes.from, changes.to, changes.heads)?;
         if let Some(v) = parent.iter().position(|&p| p < -1 || p as i64 >= n as i64) {
             return Err(Error::invalid(format!("dyng: parent[{v}] = {} is outside [-1, n = {n})", parent[v])));
@@ -406,9 +404,7 @@ impl CudaEngine {
         parent: &mut [i32],
     ) -> Result<UpdateStats> {
         let n = graph.n;
-        if objective >= graph.k {
-            return Err(Error::invalid(format!("dyng: objective {objective} is outside [0, K = {})", graph.k)));
-        }
+        check_objective(objective, graph.k)?;
         let delta = delta.unwrap_or_else(|| default_delta(graph.m, n, graph.weight_sum[objective]));
         check_args(n, source, delta, dist.len(), parent.len())?;
         let packing = CudaPacking::choose(n, graph.max_weight[objective])?;

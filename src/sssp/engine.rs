@@ -207,11 +207,7 @@ pub(crate) fn check_run_args(n: usize, source: usize, delta: i64, dl: usize, pl:
             "dyng: distance and parent arrays have {dl} and {pl} entries, want n = {n}"
         )));
     }
-    if source >= n {
-        return Err(Error::invalid(format!(
-            "dyng: source {source} is outside [0, n = {n})"
-        )));
-    }
+    super::check_vertex("source", source, n)?;
     if delta <= 0 {
         return Err(Error::invalid(format!("dyng: delta = {delta} must be > 0")));
     }

@@ -60,8 +60,10 @@ pub(crate) fn in_view(ie: &InEdges, j: usize) -> InView<'_> {
 }
 
 /// Leases an SSSP workspace sized for `n` vertices (counting the growth if it had to allocate).
+/// The CUDA engine keeps its scratch on the device, so its host workspace stays empty.
 pub(crate) fn lease_workspace(res: &Resources, n: usize) -> Lease<'_, Workspace> {
     let mut ws = res.workspaces().lease(Workspace::new);
+    let n = if res.cuda().is_some() { 0 } else { n };
     if ws.reserve(n) {
         res.workspaces().note_growth();
     }
@@ -129,24 +131,28 @@ pub struct SsspResult {
     pub(crate) stats: UpdateStats,
 }
 
-pub(crate) fn check_objective(g: &Graph, objective: usize) -> Result<()> {
-    if objective >= g.k() {
+/// Refuses an objective index outside `[0, k)` (every engine and entry point).
+pub(crate) fn check_objective(objective: usize, k: usize) -> Result<()> {
+    if objective >= k {
         return Err(Error::invalid(format!(
-            "dyng: objective {objective} is outside [0, K = {})",
-            g.k()
+            "dyng: objective {objective} is outside [0, K = {k})"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a vertex (`what`: source, target, ...) outside `[0, n)`.
+pub(crate) fn check_vertex(what: &str, v: usize, n: usize) -> Result<()> {
+    if v >= n {
+        return Err(Error::invalid(format!(
+            "dyng: {what} {v} is outside [0, n = {n})"
         )));
     }
     Ok(())
 }
 
 pub(crate) fn check_source(g: &Graph, source: usize) -> Result<()> {
-    if source >= g.n() {
-        return Err(Error::invalid(format!(
-            "dyng: source {source} is outside [0, n = {})",
-            g.n()
-        )));
-    }
-    Ok(())
+    check_vertex("source", source, g.n())
 }
 
 fn check_delta(delta: Option<i64>) -> Result<()> {
@@ -198,7 +204,7 @@ impl SsspResult {
         opt: &SsspOptions,
     ) -> Result<Self> {
         check_source(graph, source)?;
-        check_objective(graph, objective)?;
+        check_objective(objective, graph.k())?;
         check_delta(opt.delta)?;
         let (dist, parent, stats) = solve(res, graph.csr(), objective, source, opt.delta)?;
         Ok(SsspResult {
@@ -228,7 +234,7 @@ impl SsspResult {
         canonicalize: bool,
         opt: &SsspOptions,
     ) -> Result<Self> {
-        check_objective(graph, objective)?;
+        check_objective(objective, graph.k())?;
         check_delta(opt.delta)?;
         let what = format!("the tree of objective {objective}");
         validate::check_shape(graph.n(), source, &mut dist, &parent, &what)?;
@@ -306,12 +312,7 @@ impl SsspResult {
 
 /// Walks parents from `target` back to `source`.
 pub(crate) fn tree_path(parent: &[i32], source: usize, target: usize) -> Result<Vec<i32>> {
-    if target >= parent.len() {
-        return Err(Error::invalid(format!(
-            "dyng: target {target} is outside [0, n = {})",
-            parent.len()
-        )));
-    }
+    check_vertex("target", target, parent.len())?;
     let mut path = vec![target as i32];
     let mut v = target;
     while v != source {
@@ -344,12 +345,7 @@ pub fn sosp_update_arrays(
     dist: &mut [i64],
     parent: &mut [i32],
 ) -> Result<UpdateStats> {
-    if objective >= graph.k() {
-        return Err(Error::invalid(format!(
-            "dyng: objective {objective} is outside [0, K = {})",
-            graph.k()
-        )));
-    }
+    check_objective(objective, graph.k())?;
     if graph.n() == 0 {
         return Ok(UpdateStats::default());
     }

@@ -28,11 +28,7 @@ pub(crate) fn check_shape(
             parent.len()
         )));
     }
-    if source >= n {
-        return Err(Error::invalid(format!(
-            "dyng: source {source} is outside [0, n = {n})"
-        )));
-    }
+    super::check_vertex("source", source, n)?;
     for v in 0..n {
         if dist[v] < 0 {
             return Err(Error::invalid(format!(
