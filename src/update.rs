@@ -244,10 +244,17 @@ impl Ctx<'_> {
             .delta
             .unwrap_or_else(|| default_delta(self.original_m, self.csr.n(), f.weight_sum));
         let (from, to) = self.changed.for_objective(j);
+        let b = self.changed.batch;
         let changes = Changes {
             from: &from,
             to: &to,
-            heads: self.changed.batch.ins_dst,
+            heads: b.ins_dst,
+            inserted: Some(engine::Inserted {
+                from: b.ins_src,
+                weights: b.ins_weights,
+                stride: b.k,
+                column: j,
+            }),
         };
         let started = std::time::Instant::now();
         let dist = Arc::make_mut(&mut t.dist);
@@ -259,7 +266,7 @@ impl Ctx<'_> {
                     to: changes.to,
                     heads: changes.heads,
                 };
-                cuda.sssp_update(self.res.workspaces(), dg, j, set, t.source, delta, f.max_weight, dist, parent)?
+                (cuda.sssp_update(self.res.workspaces(), dg, j, set, t.source, delta, f.max_weight, dist, parent)?, None)
             }
             (Prepared::Device(_), None) => {
                 return Err(Error::Internal("a device graph without a CUDA engine".into()))
@@ -272,12 +279,17 @@ impl Ctx<'_> {
             t.source,
             delta,
             f.max_weight,
-            t.fallback.recompute_at(self.csr.n(), t.canonical),
+            t.fallback.policy(self.csr.n(), t.canonical, t.static_pushes),
+            engine::OldTree::Trusted,
             ws,
             dist,
             parent
         ))?,
         };
+        let (stats, solved) = stats;
+        if solved.is_some() {
+            t.static_pushes = solved;
+        }
         t.stats = UpdateStats {
             elapsed_ns: started.elapsed().as_nanos() as u64,
             ..stats

@@ -283,27 +283,37 @@ fn non_canonical_trees_never_fall_back() {
 
 /// Scattered cheap shortcuts make a repair expand vertices again and again: the adaptive update
 /// abandons it past its budget and recomputes, with the same trees as a plain repair.
+/// The pushes of a static solve of objective 0 from `source` on `g` (what the adaptive update
+/// measures a repair against, and what a recompute triggered before any repair costs).
+fn static_pushes(res: &Resources, g: &Graph, source: usize) -> i64 {
+    SsspResult::compute(res, g, source, 0, &SsspOptions::default()).unwrap().stats().pushes
+}
+
 #[test]
 fn an_expensive_repair_is_abandoned_for_a_recompute() {
     use dyng::Fallback;
     let res = Resources::parallel(2).unwrap();
     let mut abandoned = 0;
-    for seed in 0..4usize {
+    for seed in 0..6usize {
         let mut trees = Vec::new();
         for policy in [Fallback::Adaptive, Fallback::Never] {
             let mut g = grid_graph(100, 1);
             let opt = SsspOptions { fallback: policy, ..Default::default() };
             let mut r = SsspResult::compute(&res, &g, 0, 0, &opt).unwrap();
+            let budget = r.stats().pushes;
+            // Many short shortcuts (two columns ahead, weight 1) spread over the whole grid: too
+            // few heads and none long enough to recompute at once, together they improve nearly
+            // every vertex, several times over.
             let mut b = Batch::new(1);
-            for i in 0..1500usize {
-                let u = (i * 7919 + seed * 104_729) % g.n();
-                let v = (i * 6271 + seed * 1_299_709 + 17) % g.n();
-                b.insert(u as i32, v as i32, &[1 + (i % 3) as i32]);
+            for i in 0..2000usize {
+                let u = (i * 7919 + seed * 104_729) % (g.n() - 2);
+                b.insert(u as i32, u as i32 + 2, &[1]);
             }
             let s = dyng::update_one(&res, &mut g, &b.view(), &mut r).unwrap();
             let (d, p) = dyng::graph::dijkstra::dijkstra(g.csr(), 0, 0);
             assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]), "{policy:?}");
-            if policy == Fallback::Adaptive && s.fallback_used {
+            // Abandoned: more than the budget's expansions, then a whole static solve's.
+            if policy == Fallback::Adaptive && s.fallback_used && s.pushes > budget * 3 / 2 {
                 abandoned += 1;
             }
             trees.push((r.distances().to_vec(), r.parents().to_vec()));
@@ -311,4 +321,67 @@ fn an_expensive_repair_is_abandoned_for_a_recompute() {
         assert_eq!(trees[0], trees[1]);
     }
     assert!(abandoned > 0, "no repair exceeded its budget");
+}
+
+#[test]
+fn a_long_shortcut_recomputes_before_any_repair() {
+    use dyng::Fallback;
+    let res = Resources::parallel(2).unwrap();
+    let mut trees = Vec::new();
+    for policy in [Fallback::Adaptive, Fallback::Never] {
+        let mut g = grid_graph(100, 1);
+        let opt = SsspOptions { fallback: policy, ..Default::default() };
+        let mut r = SsspResult::compute(&res, &g, 0, 0, &opt).unwrap();
+        // One edge from near the source to the middle of the grid, far shorter than the path.
+        let mut b = Batch::new(1);
+        b.insert(1, 50 * 100 + 50, &[1]);
+        let s = dyng::update_one(&res, &mut g, &b.view(), &mut r).unwrap();
+        assert_eq!(s.invalidated, 0);
+        assert_eq!(s.fallback_used, policy == Fallback::Adaptive, "{policy:?}");
+        if policy == Fallback::Adaptive {
+            // Not a single repair expansion: the recompute started before the repair.
+            assert_eq!(s.pushes, static_pushes(&res, &g, 0));
+        }
+        trees.push((r.distances().to_vec(), r.parents().to_vec()));
+    }
+    assert_eq!(trees[0], trees[1]);
+}
+
+#[test]
+fn invalidation_counts_agree_between_the_top_down_and_bottom_up_walks() {
+    use dyng::{sosp_update_arrays, Fallback};
+    // Few deletions (the invalidated side is walked to the end first) and deletions of most
+    // tree edges near the source (the valid side ends first and the count is the rest).
+    for (deletions, near_source) in [(30usize, false), (400, true), (3000, false)] {
+        for res in [Resources::sequential(), Resources::parallel(2).unwrap()] {
+            let mut g = grid_graph(60, 1);
+            let opt = SsspOptions { fallback: Fallback::Never, ..Default::default() };
+            let mut r = SsspResult::compute(&res, &g, 0, 0, &opt).unwrap();
+            let (mut dist, mut parent) = (r.distances().to_vec(), r.parents().to_vec());
+            let mut b = Batch::new(1);
+            for i in 0..deletions {
+                let v = if near_source { 1 + i % 300 } else { (i * 7919 + 13) % g.n() };
+                if parent[v] >= 0 {
+                    b.delete(parent[v], v as i32);
+                }
+                b.insert(v as i32, ((v * 31 + 7) % g.n()) as i32, &[30]);
+            }
+            let trusted = dyng::update_one(&res, &mut g, &b.view(), &mut r).unwrap();
+            let mut from = b.del_src.clone();
+            let mut to = b.del_dst.clone();
+            from.extend(&b.ins_src);
+            to.extend(&b.ins_dst);
+            let max_w = g.csr().max_weight(0) as i64;
+            let delta = trusted_delta(&g);
+            let walked = sosp_update_arrays(&res, g.csr(), 0, &from, &to, &b.ins_dst, 0, delta, max_w, &mut dist, &mut parent).unwrap();
+            assert_eq!((trusted.invalidated, trusted.affected), (walked.invalidated, walked.affected), "{deletions} deletions");
+            assert!(trusted.invalidated > 0);
+            assert_eq!((r.distances(), r.parents()), (&dist[..], &parent[..]));
+        }
+    }
+}
+
+/// The default Delta of a result on `g` (so the drop-in entry point runs the same search).
+fn trusted_delta(g: &Graph) -> i64 {
+    dyng::sssp::default_delta(g.csr().m(), g.n(), g.csr().weight_sum(0))
 }

@@ -35,12 +35,23 @@ pub(crate) struct InView<'a> {
 }
 
 /// What changed for one objective: possible roots (deleted or heavier edges, batch order) and the
-/// heads of all insertions.
+/// heads of all insertions (with their tails and weights when the caller has them).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Changes<'a> {
     pub from: &'a [i32],
     pub to: &'a [i32],
     pub heads: &'a [i32],
+    pub inserted: Option<Inserted<'a>>,
+}
+
+/// The tails and this objective's weights of the insertions whose heads are `Changes::heads`.
+#[derive(Clone, Copy)]
+pub(crate) struct Inserted<'a> {
+    pub from: &'a [i32],
+    /// Edge-major: insertion `i` has this objective's weight at `i * stride + column`.
+    pub weights: &'a [i32],
+    pub stride: usize,
+    pub column: usize,
 }
 
 const GRAIN_VERTICES: usize = 4096;
@@ -130,16 +141,40 @@ fn solve_from_source<E: Exec>(run: &Run<'_, E>, ws: &Workspace, gens: &mut Gener
     ws.packed[run.source].store(run.packing.pack(0, -1), Relaxed);
     ws.frontier.clear();
     ws.frontier.push(run.source as i32);
-    near_far(run, ws, gens, stats, None);
+    near_far(run, ws, gens, stats, None, false);
+}
+
+/// How far the engine may trust the old tree it is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum OldTree {
+    /// A result's own tree: rooted, acyclic and made of edges of the graph (validated when it was
+    /// computed or adopted, kept so by every update). Invalidation then walks down from the roots
+    /// only, and the write-back visits only the vertices the search touched.
+    Trusted,
+    /// Caller-owned arrays (the drop-in entry point): every vertex is walked up to a resolved one,
+    /// which also detects parent cycles, and every vertex is written back.
+    Unchecked,
+}
+
+/// When the adaptive update recomputes instead of repairing (see `Fallback::Adaptive`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Adaptive {
+    /// Candidates (invalidated vertices plus insertion heads) from which to recompute at once.
+    pub recompute_at: usize,
+    /// Recompute when, after the pull, some vertex's distance dropped by more than this share of
+    /// the largest old distance.
+    pub shortcut: Option<f64>,
+    /// Expansions after which a repair is abandoned for a recompute.
+    pub push_budget: i64,
 }
 
 /// Dynamic update: on entry `dist`/`parent` hold the tree of the old graph, on return the tree of
 /// the updated graph described by `out`/`inn`.
 ///
-/// `recompute_at`: when the candidates (invalidated vertices plus insertion heads) reach this
-/// count, the search restarts from the source instead (the adaptive update). Only valid for a
-/// canonical old tree: the static search yields the canonical tree, which the update also yields
-/// from a canonical input, so the result is bit-identical either way.
+/// `adaptive`: when to restart the search from the source instead. Only valid for a canonical old
+/// tree: the static search yields the canonical tree, which the update also yields from a
+/// canonical input, so the result is bit-identical either way. Returns the stats and, when a
+/// static solve ran, its expansions.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn update<E: Exec>(
     exec: &E,
@@ -149,56 +184,91 @@ pub(crate) fn update<E: Exec>(
     source: usize,
     delta: i64,
     max_weight: i64,
-    recompute_at: Option<usize>,
+    adaptive: Option<Adaptive>,
+    old_tree: OldTree,
     ws: &mut Workspace,
     dist: &mut [i64],
     parent: &mut [i32],
-) -> Result<UpdateStats> {
+) -> Result<(UpdateStats, Option<i64>)> {
     let n = out.row_ptr.len() - 1;
     check_run_args(n, source, delta, dist.len(), parent.len())?;
     check_changes(n, changes.from, changes.to, changes.heads)?;
     let (run, mut stats) = Run::prepare(exec, out, source, delta, max_weight, ws)?;
     let mut gens = Generations(ws.generation);
     let shared: &Workspace = ws;
-    let result = (|| -> Result<()> {
+    let result = (|| -> Result<Option<i64>> {
         let ws = shared;
+        let recompute = |stats: &mut UpdateStats, gens: &mut Generations, dist: &mut [i64], parent: &mut [i32]| {
+            stats.fallback_used = true;
+            let before = stats.pushes;
+            solve_from_source(&run, ws, gens, stats);
+            stats.affected = unpack(&run, ws, gens, dist, parent) as i64;
+            Some(stats.pushes - before)
+        };
         // Invalidation first: its count decides between repairing and recomputing, and a
-        // recompute needs neither the packed old tree nor the candidate list.
-        let has_roots = !changes.from.is_empty();
-        if has_roots {
-            reset_states(&run, ws, n);
-            let roots = mark_roots(ws, &changes, parent);
-            stats.invalidated = (roots + invalidate_subtrees(&run, ws, parent)?) as i64;
+        // recompute needs neither the packed old tree nor the candidate list. Invalidated
+        // vertices leave it stamped `g0`.
+        let g0 = gens.next(ws);
+        ws.candidates.clear();
+        let mut invalidation = Invalidation::Listed(0);
+        if !changes.from.is_empty() {
+            invalidation = match old_tree {
+                OldTree::Trusted => {
+                    let gv = gens.next(ws);
+                    invalidate_top_down(&run, ws, &changes, dist, parent, g0, gv)
+                }
+                OldTree::Unchecked => Invalidation::Listed(invalidate_bottom_up(&run, ws, &changes, parent, g0)?),
+            };
+            stats.invalidated = invalidation.count() as i64;
         }
         let candidates = stats.invalidated as usize + changes.heads.len();
-        if recompute_at.is_some_and(|limit| candidates >= limit) {
-            stats.fallback_used = true;
-            solve_from_source(&run, ws, &mut gens, &mut stats);
-        } else {
-            let g0 = gens.next(ws);
-            ws.candidates.clear();
-            pack_old_tree(&run, ws, dist, parent, has_roots.then_some(g0))?;
-            for &v in changes.heads {
-                if v as usize != source && exec.claim(&ws.stamp[v as usize], g0) {
-                    ws.candidates.push(v);
-                }
-            }
-            let g1 = gens.next(ws);
-            pull(&run, inn, ws, g1);
-            // A repair that has expanded as many vertices as the graph has is on course to cost
-            // more than a recompute (scattered insertion heads improve vertices again and again):
-            // the adaptive update abandons it and restarts from the source.
-            let budget = recompute_at.map(|_| n as i64);
-            if near_far(&run, ws, &mut gens, &mut stats, budget) == Search::Abandoned {
-                stats.fallback_used = true;
-                solve_from_source(&run, ws, &mut gens, &mut stats);
+        if adaptive.is_some_and(|a| candidates >= a.recompute_at) {
+            return Ok(recompute(&mut stats, &mut gens, dist, parent));
+        }
+        if let Invalidation::Counted { listed_up_to, .. } = invalidation {
+            finish_invalidation(&run, ws, parent, g0, listed_up_to);
+        }
+        if let Some(share) = adaptive.and_then(|a| a.shortcut) {
+            if is_shortcut(&run, ws, &changes, dist, g0, share) {
+                return Ok(recompute(&mut stats, &mut gens, dist, parent));
             }
         }
-        stats.affected = unpack(&run, ws, &mut gens, dist, parent) as i64;
-        Ok(())
+        // The sequential reference takes the invalidated vertices in ascending id order (its
+        // counters depend on it): the packing pass, which visits every vertex in order anyway,
+        // lists them. A parallel run keeps the order the walk found them in.
+        let list_in_pack = exec.ordered() || old_tree == OldTree::Unchecked;
+        if list_in_pack {
+            ws.candidates.clear();
+        }
+        pack_old_tree(&run, ws, dist, parent, g0, list_in_pack)?;
+        for &v in changes.heads {
+            if v as usize != source && exec.claim(&ws.stamp[v as usize], g0) {
+                ws.candidates.push(v);
+            }
+        }
+        let track = old_tree == OldTree::Trusted && run.packing.packed_parents();
+        if track {
+            mark_touched(&run, ws);
+        }
+        let g1 = gens.next(ws);
+        pull(&run, inn, ws, g1);
+        let budget = adaptive.map(|a| a.push_budget);
+        let search = near_far(&run, ws, &mut gens, &mut stats, budget, track);
+        if search == Search::Abandoned {
+            if track {
+                clear_touched(&run, ws);
+            }
+            return Ok(recompute(&mut stats, &mut gens, dist, parent));
+        }
+        stats.affected = if track {
+            unpack_touched(&run, ws, dist, parent)
+        } else {
+            unpack(&run, ws, &mut gens, dist, parent)
+        } as i64;
+        Ok(None)
     })();
     ws.generation = gens.0;
-    result.map(|()| stats)
+    result.map(|solved| (stats, solved))
 }
 
 pub(crate) fn check_run_args(n: usize, source: usize, delta: i64, dl: usize, pl: usize) -> Result<()> {
@@ -233,14 +303,15 @@ pub(crate) fn check_changes(n: usize, from: &[i32], to: &[i32], heads: &[i32]) -
     Ok(())
 }
 
-/// Packs the old tree into words. With `invalidated_stamp`, invalidated vertices instead lose
-/// their word, take that stamp and become the first candidates (ascending id when sequential).
+/// Packs the old tree into words. Invalidated vertices (stamped `g0`) instead lose their word;
+/// with `list_invalidated` they are appended to the candidates here (ascending id when sequential).
 fn pack_old_tree<E: Exec>(
     run: &Run<'_, E>,
     ws: &Workspace,
     dist: &[i64],
     parent: &[i32],
-    invalidated_stamp: Option<i32>,
+    g0: i32,
+    list_invalidated: bool,
 ) -> Result<()> {
     let bad = AtomicUsize::new(usize::MAX);
     let p = run.packing;
@@ -249,13 +320,12 @@ fn pack_old_tree<E: Exec>(
         let mut cand = Appender::new(&ws.candidates);
         for v in r {
             let (d, par) = (dist[v], parent[v]);
-            if let Some(g0) = invalidated_stamp {
-                if ws.state[v].load(Relaxed) == INVALID {
-                    ws.packed[v].store(PACKED_INF, Relaxed);
-                    ws.stamp[v].store(g0, Relaxed);
+            if ws.stamp[v].load(Relaxed) == g0 {
+                ws.packed[v].store(PACKED_INF, Relaxed);
+                if list_invalidated {
                     cand.push(v as i32);
-                    continue;
                 }
+                continue;
             }
             let word = if par < -1 || par as i64 >= n {
                 bad.fetch_min(v, Relaxed);
@@ -280,6 +350,179 @@ fn pack_old_tree<E: Exec>(
     }
 }
 
+/// True when some inserted edge `u -> v` shortens `v`'s old distance by more than `share` of the
+/// largest old distance (from a tail `u` that keeps its distance: not invalidated, stamp `g0`).
+/// Such a shortcut reroutes most of the graph behind `v`: on the road networks and grids of
+/// `dyng bench`, batches with drops above 0.5 of it changed 65-95 % of all distances, and the
+/// local batches (drops of 0.14-0.27) 26-30 %.
+fn is_shortcut<E: Exec>(run: &Run<'_, E>, ws: &Workspace, c: &Changes<'_>, dist: &[i64], g0: i32, share: f64) -> bool {
+    let Some(ins) = c.inserted else { return false };
+    let mut drop = 0i64;
+    for (i, (&u, &v)) in ins.from.iter().zip(c.heads).enumerate() {
+        let (du, dv) = (dist[u as usize], dist[v as usize]);
+        if is_finite(du) && is_finite(dv) && ws.stamp[u as usize].load(Relaxed) != g0 {
+            drop = drop.max(dv - du - ins.weights[i * ins.stride + ins.column] as i64);
+        }
+    }
+    if drop <= 0 {
+        return false;
+    }
+    let largest = run.exec.max_over(dist.len(), |v| if is_finite(dist[v]) { dist[v] as u64 } else { 0 });
+    drop as f64 > share * largest as f64
+}
+
+/// Top-down invalidation of a trusted tree. The invalidated vertices are the roots (heads of
+/// changed edges that were their tree edge) and their old subtrees; they are found breadth-first,
+/// stamped `g0` and listed in `candidates`. The children of `u` are the out-neighbours `x` with
+/// `parent[x] == u`: a tree edge no longer in the graph was deleted, so its head is a root itself.
+///
+/// When most of the tree is invalidated, walking it costs as much as the recompute that will
+/// follow, so a second search walks the *valid* tree down from the source (stopping at roots,
+/// stamped `gv`, listed in `frontier`) and the two advance alternately, the smaller first: if the
+/// valid walk ends first, the count is the reachable vertices minus the valid ones, and the
+/// invalidated ones are listed only if the caller goes on to repair (`finish_invalidation`).
+/// Either way the work is about twice the smaller side's out-degrees, never a pass over all
+/// vertices but one sequential count of the reachable ones.
+fn invalidate_top_down<E: Exec>(
+    run: &Run<'_, E>,
+    ws: &Workspace,
+    c: &Changes<'_>,
+    dist: &[i64],
+    parent: &[i32],
+    g0: i32,
+    gv: i32,
+) -> Invalidation {
+    for (&from, &to) in c.from.iter().zip(c.to) {
+        if parent[to as usize] == from && run.exec.claim(&ws.stamp[to as usize], g0) {
+            ws.candidates.push(to);
+        }
+    }
+    ws.frontier.clear();
+    if dist[run.source] == 0 {
+        ws.stamp[run.source].store(gv, Relaxed);
+        ws.frontier.push(run.source as i32);
+    }
+    let (mut invalid_at, mut valid_at) = (0, 0);
+    loop {
+        if invalid_at == ws.candidates.len() {
+            return Invalidation::Listed(invalid_at);
+        }
+        if valid_at == ws.frontier.len() {
+            let reachable = run.exec.sum_over(dist.len(), |v| is_finite(dist[v]) as usize);
+            return Invalidation::Counted { count: reachable - valid_at, listed_up_to: invalid_at };
+        }
+        if ws.candidates.len() <= ws.frontier.len() {
+            invalid_at = tree_level(run, ws, &ws.candidates, invalid_at, parent, g0, None);
+        } else {
+            valid_at = tree_level(run, ws, &ws.frontier, valid_at, parent, gv, Some(g0));
+        }
+    }
+}
+
+/// How far `invalidate_top_down` got.
+#[derive(Clone, Copy)]
+enum Invalidation {
+    /// Every invalidated vertex is stamped and listed.
+    Listed(usize),
+    /// The count is exact, but only the vertices before `listed_up_to` have had their children
+    /// listed.
+    Counted { count: usize, listed_up_to: usize },
+}
+
+impl Invalidation {
+    fn count(self) -> usize {
+        match self {
+            Invalidation::Listed(c) | Invalidation::Counted { count: c, .. } => c,
+        }
+    }
+}
+
+/// Lists the rest of the invalidated subtrees after a `Counted` invalidation.
+fn finish_invalidation<E: Exec>(run: &Run<'_, E>, ws: &Workspace, parent: &[i32], g0: i32, mut at: usize) {
+    while at < ws.candidates.len() {
+        at = tree_level(run, ws, &ws.candidates, at, parent, g0, None);
+    }
+}
+
+/// Expands one level of a top-down tree walk: the children of `list[from..]` (as it was on entry)
+/// are claimed with stamp `g` and appended, except vertices stamped `stop`. Returns where the
+/// next level starts.
+fn tree_level<E: Exec>(
+    run: &Run<'_, E>,
+    ws: &Workspace,
+    list: &VertexList,
+    from: usize,
+    parent: &[i32],
+    g: i32,
+    stop: Option<i32>,
+) -> usize {
+    let out = run.out;
+    let end = list.len();
+    run.exec.for_chunks(end - from, GRAIN_LIST, |r| {
+        let mut next = Appender::new(list);
+        for i in r {
+            let u = list.get(from + i);
+            let row = out.row_ptr[u as usize] as usize..out.row_ptr[u as usize + 1] as usize;
+            for &x in &out.col[row] {
+                let stamp = &ws.stamp[x as usize];
+                if parent[x as usize] == u
+                    && stop.is_none_or(|s| stamp.load(Relaxed) != s)
+                    && run.exec.claim(stamp, g)
+                {
+                    next.push(x);
+                }
+            }
+        }
+    });
+    end
+}
+
+/// Bottom-up invalidation of caller-owned arrays: every vertex is resolved by walking up its
+/// parents (detecting cycles); the invalidated ones are stamped `g0` and the states left unknown
+/// again. Returns how many were invalidated.
+fn invalidate_bottom_up<E: Exec>(run: &Run<'_, E>, ws: &Workspace, c: &Changes<'_>, parent: &[i32], g0: i32) -> Result<usize> {
+    let n = parent.len();
+    reset_states(run, ws, n);
+    let roots = mark_roots(ws, c, parent);
+    let walked = invalidate_subtrees(run, ws, parent);
+    run.exec.for_chunks(n, GRAIN_VERTICES * 4, |r| {
+        for v in r {
+            if ws.state[v].load(Relaxed) == INVALID {
+                ws.stamp[v].store(g0, Relaxed);
+            }
+            ws.state[v].store(UNKNOWN, Relaxed);
+        }
+    });
+    Ok(roots + walked?)
+}
+
+/// The touched flags (`state` = 1) of the candidates: the write-back visits exactly the flagged
+/// vertices, which it lists in `candidates` (see `relax_range`). All flags are 0 between runs.
+fn mark_touched<E: Exec>(run: &Run<'_, E>, ws: &Workspace) {
+    run.exec.for_chunks(ws.candidates.len(), GRAIN_VERTICES, |r| {
+        for i in r {
+            ws.state[ws.candidates.get(i) as usize].store(TOUCHED, Relaxed);
+        }
+    });
+}
+
+/// Clears the touched flags of a search that will not be written back from its list.
+fn clear_touched<E: Exec>(run: &Run<'_, E>, ws: &Workspace) {
+    run.exec.for_chunks(ws.candidates.len(), GRAIN_VERTICES, |r| {
+        for i in r {
+            ws.state[ws.candidates.get(i) as usize].store(UNKNOWN, Relaxed);
+        }
+    });
+}
+
+/// Flags `v` touched and lists it, once.
+#[inline]
+fn touch<E: Exec>(run: &Run<'_, E>, ws: &Workspace, v: usize, touched: &mut Appender<'_>) {
+    if ws.state[v].load(Relaxed) == UNKNOWN && run.exec.set_flag(&ws.state[v]) == UNKNOWN {
+        touched.push(v as i32);
+    }
+}
+
 /// Every vertex starts the invalidation walk unknown.
 fn reset_states<E: Exec>(run: &Run<'_, E>, ws: &Workspace, n: usize) {
     run.exec.for_chunks(n, GRAIN_VERTICES * 4, |r| {
@@ -292,6 +535,8 @@ fn reset_states<E: Exec>(run: &Run<'_, E>, ws: &Workspace, n: usize) {
 const UNKNOWN: u8 = 0;
 const VALID: u8 = 1;
 const INVALID: u8 = 2;
+/// In a trusted update's search: the vertex's word may differ from the old tree's.
+const TOUCHED: u8 = 1;
 
 /// Roots: heads of changed edges that were their tree edge in the old tree. Returns how many
 /// distinct roots there are.
@@ -410,6 +655,7 @@ fn near_far<E: Exec>(
     gens: &mut Generations,
     stats: &mut UpdateStats,
     push_budget: Option<i64>,
+    track: bool,
 ) -> Search {
     if ws.frontier.is_empty() {
         return Search::Finished;
@@ -437,7 +683,7 @@ fn near_far<E: Exec>(
         far_is_second: false,
     };
     let n = run.out.row_ptr.len() - 1;
-    run.exec.team(n, |team| team_near_far(run, ws, team, &shared, start));
+    run.exec.team(n, |team| team_near_far(run, ws, team, &shared, start, track));
     let end = shared
         .outcome
         .into_inner()
@@ -484,7 +730,9 @@ struct TeamState {
     far_is_second: bool,
 }
 
-fn team_near_far<E: Exec>(run: &Run<'_, E>, ws: &Workspace, team: &Team<'_>, shared: &TeamShared, mut st: TeamState) {
+/// With `track`, every vertex whose word the search lowers is flagged touched and listed in
+/// `candidates` (the write-back list of a trusted update).
+fn team_near_far<E: Exec>(run: &Run<'_, E>, ws: &Workspace, team: &Team<'_>, shared: &TeamShared, mut st: TeamState, track: bool) {
     let (mut near, mut next) = (&ws.near_a, &ws.near_b);
     let (mut far, mut far2) = (&ws.far, &ws.far2);
     let mut phase = 0usize;
@@ -508,8 +756,9 @@ fn team_near_far<E: Exec>(run: &Run<'_, E>, ws: &Workspace, team: &Team<'_>, sha
             {
                 let mut next_app = Appender::new(next);
                 let mut far_app = Appender::new(far);
+                let mut touched = track.then(|| Appender::new(&ws.candidates));
                 while let Some(r) = team.claim(&shared.cursors[phase % 3], near.len(), GRAIN_LIST) {
-                    relax_range(run, ws, near, r, &mut next_app, &mut far_app, st.threshold, st.generation);
+                    relax_range(run, ws, near, r, &mut next_app, &mut far_app, touched.as_mut(), st.threshold, st.generation);
                 }
             }
             end_phase(&mut phase);
@@ -645,7 +894,9 @@ fn split_range<E: Exec>(
 }
 
 /// Expands entries `r` of the near list: relaxes their out-edges; strict improvements below the
-/// threshold go to `next`, others to the far pile.
+/// threshold go to `next`, others to the far pile. With `touched`, a word lowered without a
+/// distance decrease (a lower-id parent at the same distance) is listed there: such a vertex is
+/// never expanded, so nothing else would list it for the write-back.
 #[allow(clippy::too_many_arguments)]
 #[inline]
 fn relax_range<E: Exec>(
@@ -655,6 +906,7 @@ fn relax_range<E: Exec>(
     r: std::ops::Range<usize>,
     next: &mut Appender<'_>,
     far: &mut Appender<'_>,
+    mut touched: Option<&mut Appender<'_>>,
     threshold: u64,
     g: i32,
 ) {
@@ -666,6 +918,9 @@ fn relax_range<E: Exec>(
         let wu = ws.packed[u].load(Relaxed);
         if wu == PACKED_INF {
             continue;
+        }
+        if let Some(t) = touched.as_deref_mut() {
+            touch(run, ws, u, t);
         }
         let du = p.dist(wu);
         let row = out.row_ptr[u] as usize..out.row_ptr[u + 1] as usize;
@@ -692,9 +947,42 @@ fn relax_range<E: Exec>(
                 } else if run.exec.set_flag(&ws.in_far[x]) == 0 {
                     far.push(x as i32);
                 }
+            } else if cand < old {
+                if let Some(t) = touched.as_deref_mut() {
+                    touch(run, ws, x, t);
+                }
             }
         }
     }
+}
+
+/// Writes back the words of the touched vertices (listed in `candidates`; every other word is
+/// the old tree's) and clears their flags; returns how many vertices changed.
+fn unpack_touched<E: Exec>(run: &Run<'_, E>, ws: &Workspace, dist: &mut [i64], parent: &mut [i32]) -> usize {
+    let p = run.packing;
+    let changed = AtomicUsize::new(0);
+    let dist_a = atomic_i64(dist);
+    let parent_a = atomic_i32(parent);
+    run.exec.for_chunks(ws.candidates.len(), GRAIN_VERTICES, |r| {
+        let mut local = 0;
+        for i in r {
+            let v = ws.candidates.get(i) as usize;
+            ws.state[v].store(UNKNOWN, Relaxed);
+            let w = ws.packed[v].load(Relaxed);
+            let (d, par) = if w == PACKED_INF {
+                (DISTANCE_INF, -1)
+            } else {
+                (p.dist(w) as i64, p.parent(w))
+            };
+            if dist_a[v].load(Relaxed) != d || parent_a[v].load(Relaxed) != par {
+                local += 1;
+                dist_a[v].store(d, Relaxed);
+                parent_a[v].store(par, Relaxed);
+            }
+        }
+        changed.fetch_add(local, Relaxed);
+    });
+    changed.into_inner()
 }
 
 /// Writes the words back as distances and parents; returns how many vertices changed.

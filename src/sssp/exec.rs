@@ -26,8 +26,15 @@ pub(crate) trait Exec: Sync {
     fn resolve(&self, a: &AtomicU8, v: u8) -> bool;
     /// Runs `f` over chunks of `0..len` of about `grain` items.
     fn for_chunks<F: Fn(Range<usize>) + Sync + Send>(&self, len: usize, grain: usize, f: F);
+    /// The maximum of `f(i)` over `0..len` (0 when empty).
+    fn max_over<F: Fn(usize) -> u64 + Sync + Send>(&self, len: usize, f: F) -> u64;
+    /// The sum of `f(i)` over `0..len`.
+    fn sum_over<F: Fn(usize) -> usize + Sync + Send>(&self, len: usize, f: F) -> usize;
     /// The minimum of `f(i)` over `0..len` (`u64::MAX` when empty).
     fn min_over<F: Fn(usize) -> u64 + Sync + Send>(&self, len: usize, f: F) -> u64;
+    /// True when loops run in index order on one thread (the reference schedule, whose counters
+    /// depend on list orders).
+    fn ordered(&self) -> bool;
     /// Runs `f` on every member of a team at the same time (one member when sequential, or
     /// when the graph has fewer than [`TEAM_MIN_VERTICES`] vertices: `n`).
     fn team<F: Fn(&Team<'_>) + Sync>(&self, n: usize, f: F);
@@ -135,8 +142,17 @@ impl Exec for Sequential {
         }
         unknown
     }
+    fn ordered(&self) -> bool {
+        true
+    }
     fn for_chunks<F: Fn(Range<usize>) + Sync + Send>(&self, len: usize, _grain: usize, f: F) {
         f(0..len)
+    }
+    fn max_over<F: Fn(usize) -> u64 + Sync + Send>(&self, len: usize, f: F) -> u64 {
+        (0..len).map(f).max().unwrap_or(0)
+    }
+    fn sum_over<F: Fn(usize) -> usize + Sync + Send>(&self, len: usize, f: F) -> usize {
+        (0..len).map(f).sum()
     }
     fn min_over<F: Fn(usize) -> u64 + Sync + Send>(&self, len: usize, f: F) -> u64 {
         (0..len).map(f).min().unwrap_or(u64::MAX)
@@ -187,6 +203,9 @@ impl Exec for Parallel<'_> {
     fn resolve(&self, a: &AtomicU8, v: u8) -> bool {
         a.compare_exchange(0, v, Relaxed, Relaxed).is_ok()
     }
+    fn ordered(&self) -> bool {
+        self.pool.current_num_threads() == 1
+    }
     fn for_chunks<F: Fn(Range<usize>) + Sync + Send>(&self, len: usize, grain: usize, f: F) {
         if len < INLINE_BELOW || self.pool.current_num_threads() == 1 {
             return f(0..len);
@@ -198,6 +217,18 @@ impl Exec for Parallel<'_> {
                 .into_par_iter()
                 .for_each(|c| f(c * grain..((c + 1) * grain).min(len)))
         });
+    }
+    fn max_over<F: Fn(usize) -> u64 + Sync + Send>(&self, len: usize, f: F) -> u64 {
+        if len < INLINE_BELOW {
+            return (0..len).map(f).max().unwrap_or(0);
+        }
+        self.pool.install(|| (0..len).into_par_iter().with_min_len(4096).map(f).max().unwrap_or(0))
+    }
+    fn sum_over<F: Fn(usize) -> usize + Sync + Send>(&self, len: usize, f: F) -> usize {
+        if len < INLINE_BELOW {
+            return (0..len).map(f).sum();
+        }
+        self.pool.install(|| (0..len).into_par_iter().with_min_len(4096).map(f).sum())
     }
     fn min_over<F: Fn(usize) -> u64 + Sync + Send>(&self, len: usize, f: F) -> u64 {
         if len < INLINE_BELOW {

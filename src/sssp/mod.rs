@@ -73,9 +73,12 @@ pub(crate) fn lease_workspace(res: &Resources, n: usize) -> Lease<'_, Workspace>
 /// When an update restarts the search from the source instead of repairing the tree.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Fallback {
-    /// Recompute when the candidates (invalidated vertices plus insertion heads) reach
-    /// [`ADAPTIVE_FRACTION`] of the vertices, the point where recomputing is cheaper (measured with
-    /// `dyng bench`, see docs/performance.md). Graphs below [`ADAPTIVE_MIN_VERTICES`] always update.
+    /// Recompute when repairing is predicted to cost more (measured with `dyng bench`, see
+    /// docs/performance.md): when the candidates (invalidated vertices plus insertion heads)
+    /// reach [`ADAPTIVE_FRACTION`] of the vertices; when an insertion shortens some distance by
+    /// more than [`ADAPTIVE_SHORTCUT`] of the tree's largest distance (such a shortcut reroutes
+    /// most of the graph); or, during the repair, once it has expanded as many vertices as the
+    /// tree's last static solve did. Graphs below [`ADAPTIVE_MIN_VERTICES`] always update.
     #[default]
     Adaptive,
     /// Always repair the tree incrementally.
@@ -85,21 +88,27 @@ pub enum Fallback {
 }
 
 /// The candidate share of n from which the adaptive update recomputes.
-pub const ADAPTIVE_FRACTION: f64 = 0.5;
+pub const ADAPTIVE_FRACTION: f64 = 0.3;
+/// The share of the largest old distance by which one vertex's distance must drop for the
+/// adaptive update to recompute.
+pub const ADAPTIVE_SHORTCUT: f64 = 0.4;
 /// Graphs smaller than this always update incrementally (recomputing saves nothing measurable).
 pub const ADAPTIVE_MIN_VERTICES: usize = 4096;
 
 impl Fallback {
-    /// The candidate count from which a run on `n` vertices recomputes. Recomputing is only
-    /// allowed for a canonical tree: it gives the canonical tree, which an update of a canonical
-    /// tree also gives, so the result is bit-identical either way.
-    pub(crate) fn recompute_at(self, n: usize, canonical: bool) -> Option<usize> {
+    /// The engine's policy for a run on `n` vertices. Recomputing is only allowed for a
+    /// canonical tree: it gives the canonical tree, which an update of a canonical tree also
+    /// gives, so the result is bit-identical either way.
+    pub(crate) fn policy(self, n: usize, canonical: bool, static_pushes: Option<i64>) -> Option<engine::Adaptive> {
         match (self, canonical) {
             (_, false) | (Fallback::Never, _) => None,
-            (Fallback::Always, true) => Some(0),
-            (Fallback::Adaptive, true) if n >= ADAPTIVE_MIN_VERTICES => {
-                Some((n as f64 * ADAPTIVE_FRACTION).ceil() as usize)
-            }
+            (Fallback::Always, true) => Some(engine::Adaptive { recompute_at: 0, shortcut: None, push_budget: i64::MAX }),
+            (Fallback::Adaptive, true) if n >= ADAPTIVE_MIN_VERTICES => Some(engine::Adaptive {
+                recompute_at: (n as f64 * ADAPTIVE_FRACTION).ceil() as usize,
+                shortcut: Some(ADAPTIVE_SHORTCUT),
+                // An adopted tree has no measured solve: one expansion per vertex stands in.
+                push_budget: static_pushes.unwrap_or(n as i64).max(n as i64 / 2),
+            }),
             (Fallback::Adaptive, true) => None,
         }
     }
@@ -129,6 +138,9 @@ pub struct SsspResult {
     pub(crate) dist: Arc<Vec<i64>>,
     pub(crate) parent: Arc<Vec<i32>>,
     pub(crate) stats: UpdateStats,
+    /// Expansions of this tree's last static solve on the host: the yardstick against which
+    /// the adaptive update measures a repair (`None` for an adopted tree).
+    pub(crate) static_pushes: Option<i64>,
 }
 
 /// Refuses an objective index outside `[0, k)` (every engine and entry point).
@@ -217,6 +229,7 @@ impl SsspResult {
             canonical: true,
             dist: Arc::new(dist),
             parent: Arc::new(parent),
+            static_pushes: Some(stats.pushes),
             stats,
         })
     }
@@ -253,6 +266,7 @@ impl SsspResult {
             dist: Arc::new(dist),
             parent: Arc::new(parent),
             stats: UpdateStats::default(),
+            static_pushes: None,
         })
     }
 
@@ -364,9 +378,10 @@ pub fn sosp_update_arrays(
         from: changed_from,
         to: changed_to,
         heads: insert_heads,
+        inserted: None,
     };
     let mut ws = lease_workspace(res, graph.n());
-    let stats = with_exec!(res, |e| engine::update(
+    let (stats, _) = with_exec!(res, |e| engine::update(
         e,
         out_view(graph, objective),
         in_view(&in_edges, objective),
@@ -375,6 +390,7 @@ pub fn sosp_update_arrays(
         delta,
         max_weight,
         None,
+        engine::OldTree::Unchecked,
         &mut ws,
         dist,
         parent
