@@ -466,7 +466,7 @@ fn tree_level<E: Exec>(
             for &x in &out.col[row] {
                 let stamp = &ws.stamp[x as usize];
                 if parent[x as usize] == u
-                    && stop.is_none_or(|s| stamp.load(Relaxed) != s)
+                    && (stop.is_none() || stop != Some(stamp.load(Relaxed)))
                     && run.exec.claim(stamp, g)
                 {
                     next.push(x);
