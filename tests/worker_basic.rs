@@ -61,6 +61,25 @@ fn golden_cases_through_the_worker_equal_in_process() {
     assert!(checked >= 5, "only {checked} golden cases were compared");
 }
 
+/// Checksums (6.6): with them on, every array of a reply carries the XXH3 of its bytes (which the
+/// host has verified before handing out the view); with them off the field is 0 (not computed).
+#[test]
+fn reply_arrays_carry_their_checksums_when_negotiated() {
+    let g = grid(15, 15, 2, 9);
+    for checksums in [true, false] {
+        let c = Client::spawn(WorkerOptions { checksums, ..opts() }).unwrap();
+        c.load_graph(&g).unwrap();
+        let r = c.mosp_compute(0, &MospOptions::default()).unwrap();
+        c.update(&batch(&g, 5, 5, 1).view(), &[r.id]).unwrap();
+        let v = c.view(r.id, 0, 0).unwrap();
+        assert_eq!(v.arrays().len(), 3);
+        for d in v.arrays() {
+            let want = if checksums { xxhash_rust::xxh3::xxh3_64(v.bytes(d.kind).unwrap()) } else { 0 };
+            assert_eq!(d.xxh3, want, "checksums {checksums}, kind {}", d.kind);
+        }
+    }
+}
+
 #[test]
 fn errors_travel_with_the_in_process_status_and_message() {
     let c = Client::spawn(opts()).unwrap();

@@ -44,6 +44,11 @@ pub struct WorkerOptions {
     /// 0 AUTO, 1 CPU, 2 CUDA.
     pub backend: u8,
     pub allow_build_skew: bool,
+    /// XXH3-64 checksums of every array in both directions (6.6, `strict_flags.CHECKSUMS`): the
+    /// worker hashes its replies and the host verifies them before handing out a view, the host
+    /// hashes its inputs and the worker verifies them. A mismatch is `Protocol`. Off by default:
+    /// it costs a hash of every array on each side (measured in docs/worker.md).
+    pub checksums: bool,
     /// Extra environment for the worker process only (tests pass `DYNG_FAULT` this way).
     pub env: Vec<(String, String)>,
 }
@@ -63,6 +68,7 @@ impl Default for WorkerOptions {
             max_retries: 1,
             backend: 0,
             allow_build_skew: false,
+            checksums: false,
             env: Vec::new(),
         }
     }
@@ -507,7 +513,7 @@ impl Client {
             lend_ttl_ms: self.opts.lend_ttl_ms,
             heartbeat_ms: self.opts.heartbeat_ms,
             log_rate_per_s: 0,
-            strict_flags: 0,
+            strict_flags: if self.opts.checksums { STRICT_CHECKSUMS } else { 0 },
             backend: self.opts.backend,
             next_result_id: core.max_result_id + 1,
         };
@@ -860,7 +866,7 @@ impl Client {
             total_len: ok.total_len,
             arrays: ok.arrays.clone(),
         };
-        match HostBlock::open(fd, &expected, conn.caps & CAP_FUTURE_WRITE != 0) {
+        match HostBlock::open(fd, &expected, conn.caps & CAP_FUTURE_WRITE != 0, self.opts.checksums) {
             Ok(block) => {
                 self.counters.live_replies.fetch_add(1, Ordering::SeqCst);
                 fault::hit("H4");
@@ -879,7 +885,7 @@ impl Client {
             core.input_seq += 1;
             core.input_seq
         };
-        let (fd, descs) = sealed_input(seq, arrays)?;
+        let (fd, descs) = sealed_input(seq, arrays, self.opts.checksums)?;
         Ok(Input { fd: Arc::new(fd), descs })
     }
 

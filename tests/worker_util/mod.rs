@@ -7,10 +7,13 @@ use dyng::{Batch, Csr, WeightLayout};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
+/// Options of every functional test: the built worker, and checksums on (spec 17.1), so every
+/// array crossing the socket in either direction is verified.
 pub fn opts() -> WorkerOptions {
     WorkerOptions {
         worker_path: Some(env!("CARGO_BIN_EXE_dyng-worker").into()),
         hang_timeout: Duration::from_secs(5),
+        checksums: true,
         ..Default::default()
     }
 }
