@@ -224,6 +224,16 @@ impl Pool {
         Ok(())
     }
 
+    /// Fault injection only (`CORRUPT` at W4): flips one byte of the first array of a block
+    /// that is already filled, as a faulty copy or a stray write would, so that tests can see the
+    /// reader's checksum refuse it.
+    pub fn corrupt_for_test(&mut self, id: u32, arrays: &[ArrayDesc]) {
+        let (Some(i), Some(d)) = (self.index(id), arrays.iter().find(|d| d.count != 0)) else { return };
+        if let Some(b) = self.blocks[i].map.bytes_mut().get_mut(d.offset as usize) {
+            *b ^= 0x5a;
+        }
+    }
+
     /// FILLING -> LENT with a fresh, never reused `lend_seq` (I2). Returns the sequence and the fd.
     pub fn lend(&mut self, id: u32, call_id: u64) -> Result<(u64, RawFd)> {
         let i = self.index(id).ok_or_else(|| Error::Internal(format!("lend of unknown block {id}")))?;

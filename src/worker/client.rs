@@ -187,9 +187,9 @@ impl View {
 
 impl Drop for View {
     fn drop(&mut self) {
-        fault::hit("H6");
         drop(self.block.take()); // unmap and close first (I5, I10)
         self.sink.counters.live_replies.fetch_sub(1, Ordering::SeqCst);
+        fault::hit("H6"); // released, ack not sent yet
         self.sink.ack(self.ack);
         fault::hit("H7");
     }
@@ -781,13 +781,13 @@ impl Client {
                 let mut d = Dec::new(body);
                 match h.msg_type {
                     msg::REPLY_OK => {
+                        fault::hit("H3"); // received, before any validation
                         let ok = ReplyOk::get(&mut d).map_err(Lost::Fail)?;
                         let view = self.receive_block(conn, h.call_id, &ok, fds.pop()).map_err(Lost::Fail)?;
                         if h.call_id != call_id {
                             drop(view); // a late reply of an abandoned call: released and acknowledged
                             continue;
                         }
-                        fault::hit("H3");
                         if cancel_until.is_some() && !matches!(req.params, OpParams::Update { .. } | OpParams::LoadGraph { .. }) {
                             // The deadline passed: a read-only or compute result is not wanted
                             // any more (a computed result id is not kept; see docs/worker.md).
@@ -1046,12 +1046,12 @@ impl Client {
     /// Copies one array (`kind`) of a result into a new vector; the lent block is released at once.
     pub fn copy_i64(&self, result: u64, kind: u16, objective: usize) -> Result<Vec<i64>> {
         let v = self.view(result, 1 << (kind - 1), objective)?;
-        v.i64s(kind).map(|s| s.to_vec()).ok_or_else(|| protocol(format!("array kind {kind} missing or not I64")))
+        v.i64s(kind).map(copy_out).ok_or_else(|| protocol(format!("array kind {kind} missing or not I64")))
     }
 
     pub fn copy_i32(&self, result: u64, kind: u16, objective: usize) -> Result<Vec<i32>> {
         let v = self.view(result, 1 << (kind - 1), objective)?;
-        v.i32s(kind).map(|s| s.to_vec()).ok_or_else(|| protocol(format!("array kind {kind} missing or not I32")))
+        v.i32s(kind).map(copy_out).ok_or_else(|| protocol(format!("array kind {kind} missing or not I32")))
     }
 
     /// Frees a resident result.
@@ -1097,6 +1097,16 @@ impl Client {
         req.input = Some(self.input(&[ArraySrc { kind: kind::ECHO_BYTES, dtype: DTYPE_U8, cols: 1, bytes }])?);
         self.call(req)?.view.ok_or_else(|| protocol("ECHO reply without a block"))
     }
+}
+
+/// The copy of copy-into, in two halves so that fault point H5 lies in the middle of it.
+fn copy_out<T: Copy>(s: &[T]) -> Vec<T> {
+    let (a, b) = s.split_at(s.len() / 2);
+    let mut out = Vec::with_capacity(s.len());
+    out.extend_from_slice(a);
+    fault::hit("H5");
+    out.extend_from_slice(b);
+    out
 }
 
 fn core_conn_kill(conn: &mut Conn) -> u32 {

@@ -448,7 +448,11 @@ fn compute_loop(sh: &Arc<Shared>, mut st: State) {
                 }
                 .put(&mut e);
                 let fds: Vec<RawFd> = lent.map(|l| l.fd.as_raw_fd()).into_iter().collect();
-                fault::hit("W4");
+                if fault::hit("W4") {
+                    if let Some(l) = lent {
+                        sh.pool.lock().corrupt_for_test(l.block_id, &l.arrays);
+                    }
+                }
                 let _ = sh.send(msg::REPLY_OK, job.call_id, &e.0, &fds);
                 fault::hit("W5");
             }
