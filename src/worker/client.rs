@@ -6,7 +6,7 @@
 
 use super::block::{as_bytes, sealed_input, ArraySrc, BlockHeader, HostBlock};
 use super::fault;
-use super::frame::{decode_frame, encode_frame, protocol, Dec, Enc, Header, MAX_FRAME};
+use super::frame::{announced_fds, decode_frame, encode_frame, protocol, Dec, Enc, Header, MAX_FRAME};
 use super::messages::*;
 use super::sys;
 use crate::error::{Error, Result};
@@ -773,7 +773,11 @@ impl Client {
                 if r.truncated {
                     return Err(Lost::Fail(protocol("truncated record")));
                 }
-                let (h, body) = decode_frame(&buf[..r.len], r.fds.len()).map_err(Lost::Fail)?;
+                // MSG_CTRUNC alone (the host is out of fds) leaves an otherwise valid message:
+                // it is decoded with the count it announces and its call fails with RESOURCE.
+                let ctrunc = r.ctruncated;
+                let fds_in = if ctrunc { announced_fds(&buf[..r.len]) } else { r.fds.len() };
+                let (h, body) = decode_frame(&buf[..r.len], fds_in).map_err(Lost::Fail)?;
                 if h.spawn_id != conn.spawn_id || h.generation != conn.generation {
                     continue;
                 }
@@ -783,7 +787,8 @@ impl Client {
                     msg::REPLY_OK => {
                         fault::hit("H3"); // received, before any validation
                         let ok = ReplyOk::get(&mut d).map_err(Lost::Fail)?;
-                        let view = self.receive_block(conn, h.call_id, &ok, fds.pop()).map_err(Lost::Fail)?;
+                        let fd = if ctrunc { None } else { fds.pop() };
+                        let view = self.receive_block(conn, h.call_id, &ok, fd, ctrunc).map_err(Lost::Fail)?;
                         if h.call_id != call_id {
                             drop(view); // a late reply of an abandoned call: released and acknowledged
                             continue;
@@ -846,14 +851,21 @@ impl Client {
     }
 
     /// Validates and maps a lent block (I3, 6.3); on any failure the fd is closed and CONSUMED
-    /// is still sent (I5).
-    fn receive_block(&self, conn: &Conn, call_id: u64, ok: &ReplyOk, fd: Option<OwnedFd>) -> Result<Option<View>> {
+    /// is still sent (I5). `ctrunc`: the kernel dropped the block's fd (`MSG_CTRUNC`), which is
+    /// `RESOURCE` (the host is out of fds), not a protocol violation.
+    fn receive_block(&self, conn: &Conn, call_id: u64, ok: &ReplyOk, fd: Option<OwnedFd>, ctrunc: bool) -> Result<Option<View>> {
         if ok.total_len == 0 && ok.arrays.is_empty() {
             return Ok(None);
         }
         let ack = Ack { call_id, block_id: ok.block_id, lend_seq: ok.lend_seq };
         let Some(fd) = fd else {
             conn.sink.ack(ack);
+            if ctrunc {
+                return Err(Error::Io {
+                    path: "dyng worker: receiving a reply block".into(),
+                    source: std::io::Error::other("the host is out of file descriptors (MSG_CTRUNC; RLIMIT_NOFILE?)"),
+                });
+            }
             return Err(protocol("REPLY_OK announces a block but carries no fd"));
         };
         let expected = BlockHeader {
