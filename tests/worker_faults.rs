@@ -221,10 +221,11 @@ fn double_kill_during_replay_recovers_on_the_third_worker() {
 const KILLS: [&str; 2] = ["CRASH", "SIGKILL_SELF"];
 
 /// T11, worker side: every worker fault point the code has (W6 is GPU-only) with both kills.
-/// W2-W5, W7 and W9 run `scenario` (the caller gets the in-process result, the next call runs on
-/// generation + 1, L1-L4 and L6); `nth` is the hit of the point in generation 1 that kills:
-/// W2, W4 hit on every call, W3 on LOAD, MOSP and each update, W5 after each reply, W7 on the
-/// view's CONSUMED and W9 when the view's block is filled. W1 and W8 need their own workloads.
+/// W2-W5, W7 and W9 run `scenario` with the journal (the caller gets the in-process result, the
+/// next call runs on generation + 1, L1-L4 and L6) and `scenario_without_journal`; `nth` is the
+/// hit of the point in generation 1 that kills: W2, W4 hit on every call, W3 on LOAD, MOSP and
+/// each update, W5 after each reply, W7 on the view's CONSUMED and W9 when the view's block is
+/// filled. W1 and W8 need their own workloads.
 #[test]
 fn crash_matrix_of_every_worker_point() {
     let _serial = serial();
@@ -232,12 +233,49 @@ fn crash_matrix_of_every_worker_point() {
     for (point, nth) in rows {
         for action in KILLS {
             scenario(&format!("{point}:{action}:{nth}"));
+            scenario_without_journal(&format!("{point}:{action}:{nth}"));
         }
     }
     for action in KILLS {
         death_before_welcome(action);
         death_during_ttl_retire(action);
     }
+}
+
+/// The workload of `scenario` with the journal off, stopped at the first failure: exactly one
+/// call must fail, with `WorkerLost` ("restarted without journal", section 11); the replacement
+/// (generation 2) has neither the graph nor the result, a reload works, and nothing leaks.
+fn scenario_without_journal(spec: &str) {
+    let what = format!("{spec}, journal off");
+    let (shm0, fds0) = (shm_listing(), self_fd_count());
+    let g = grid(25, 25, 2, 11);
+    let c = Client::spawn(WorkerOptions { journal: false, ..with_fault(&format!("{spec}:1")) }).unwrap();
+    let mut id = 0;
+    let mut lost = None;
+    for step in 0..7u64 {
+        let out = match step {
+            0 => c.load_graph(&g).map(drop),
+            1 => c.mosp_compute(0, &MospOptions::default()).map(|r| id = r.id),
+            2..=4 => c.update(&batch(&g, 8, 8, 98 + step).view(), &[id]).map(drop),
+            5 => c.view(id, 0, 0).map(drop),
+            _ => c.worker_stats().map(drop),
+        };
+        if let Err(e) = out {
+            lost = Some(e);
+            break;
+        }
+    }
+    let e = lost.unwrap_or_else(|| panic!("{what}: no call saw the death"));
+    assert_eq!(e.kind(), dyng::ErrorKind::WorkerLost, "{what}: {e}");
+    assert!(e.to_string().contains("restarted without journal"), "{what}: {e}");
+    assert!(id != 0 && c.view(id, 0, 0).is_err(), "{what}: the replacement must not have the result");
+    assert_eq!((c.generation(), c.graph_info()), (2, None), "{what}");
+    c.load_graph(&g).unwrap();
+    let r = c.sssp_compute(0, 0, &Default::default()).unwrap();
+    drop(c.view(r.id, 0, 0).unwrap());
+    let st = c.worker_stats().unwrap();
+    assert_eq!(c.generation(), 2, "{what}");
+    close_and_check_leaks(c, &st, &shm0, fds0, &what);
 }
 
 /// W1 (after HELLO, before WELCOME): the spawn fails with `WorkerLost`, the worker is reaped,
@@ -402,9 +440,10 @@ fn host_death_at_every_host_point_takes_the_worker_down() {
 #[test]
 fn double_kill_of_host_and_worker_leaves_nothing() {
     let _serial = serial();
-    // Step pairs: mid-compute of the SSSP call (host waiting after sending it), and the view's
-    // block lent (worker right after REPLY_OK) while the host maps it.
-    let steps = ["H2:SYNC:2,W3:SYNC:2", "H4:SYNC:1,W5:SYNC:3"];
+    // Step pairs: the handshake (host spawned, worker after HELLO), mid-compute of the SSSP call
+    // (host waiting after sending it), the view's block lent (worker right after REPLY_OK) while
+    // the host maps it, and the view's CONSUMED (host after sending it, worker on receiving it).
+    let steps = ["H1:SYNC,W1:SYNC", "H2:SYNC:2,W3:SYNC:2", "H4:SYNC:1,W5:SYNC:3", "H7:SYNC:1,W7:SYNC:1"];
     for fault in steps {
         for order in ["host first", "worker first", "together"] {
             let what = format!("{fault} {order}");
