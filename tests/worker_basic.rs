@@ -61,6 +61,25 @@ fn golden_cases_through_the_worker_equal_in_process() {
     assert!(checked >= 5, "only {checked} golden cases were compared");
 }
 
+/// Checksums (6.6): with them on, every array of a reply carries the XXH3 of its bytes (which the
+/// host has verified before handing out the view); with them off the field is 0 (not computed).
+#[test]
+fn reply_arrays_carry_their_checksums_when_negotiated() {
+    let g = grid(15, 15, 2, 9);
+    for checksums in [true, false] {
+        let c = Client::spawn(WorkerOptions { checksums, ..opts() }).unwrap();
+        c.load_graph(&g).unwrap();
+        let r = c.mosp_compute(0, &MospOptions::default()).unwrap();
+        c.update(&batch(&g, 5, 5, 1).view(), &[r.id]).unwrap();
+        let v = c.view(r.id, 0, 0).unwrap();
+        assert_eq!(v.arrays().len(), 3);
+        for d in v.arrays() {
+            let want = if checksums { xxhash_rust::xxh3::xxh3_64(v.bytes(d.kind).unwrap()) } else { 0 };
+            assert_eq!(d.xxh3, want, "checksums {checksums}, kind {}", d.kind);
+        }
+    }
+}
+
 #[test]
 fn errors_travel_with_the_in_process_status_and_message() {
     let c = Client::spawn(opts()).unwrap();
@@ -190,7 +209,7 @@ fn killed_worker_is_replaced_and_replayed_and_nothing_leaks() {
         let gen = c.generation();
         // SAFETY (test): SIGKILL to the worker we spawned.
         unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-        assert!(wait_gone(pid, Duration::from_secs(2)).is_some() || true);
+        assert!(wait_gone(pid, Duration::from_secs(2)).is_some(), "the killed worker is gone");
         assert_eq!(held.i64s(kind::COMBINED_DIST).unwrap(), m.combined_distances(), "reply readable after death");
         // The next call runs on generation + 1, replayed to the same state and result ids.
         assert_mosp_equal(&c, rm.id, &m, "after restart");
@@ -292,4 +311,172 @@ fn parent_death_kills_the_worker_within_a_second() {
         unsafe { libc::kill(wpid as i32, libc::SIGKILL) };
     }
     assert!(took.is_some(), "worker {wpid} still alive 1 s after its host died");
+}
+
+/// Runs role test `test` in a child process and fails with its output unless it passed.
+fn assert_role_passes(test: &str, role: &str) {
+    let out = run_role(test, role, &[]).wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{role} ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The role ran (a role that returned early prints no such line).
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&format!("role {role} done")), "{role} did not run");
+}
+
+/// Open fds of this process, as numbers (without the one the listing itself used).
+fn fd_numbers() -> std::collections::BTreeSet<i32> {
+    let listed: Vec<i32> = std::fs::read_dir("/proc/self/fd").unwrap().flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect();
+    listed.into_iter().filter(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).is_ok()).collect()
+}
+
+/// T18: 10,000 calls keep the host's fd count constant; every fd dyng opens has FD_CLOEXEC; an
+/// exec'd probe inherits none of them. In a child process, so no other test's fds interfere.
+#[test]
+fn fd_hygiene_over_ten_thousand_calls_and_an_exec_probe() {
+    assert_role_passes("role_fd_hygiene", "fds");
+}
+
+#[test]
+#[ignore]
+fn role_fd_hygiene() {
+    if !is_role("fds") {
+        return;
+    }
+    let before = fd_numbers();
+    let c = Client::spawn(opts()).unwrap();
+    let g = grid(10, 10, 1, 20);
+    c.load_graph(&g).unwrap(); // its input block stays in the journal
+    let r = c.sssp_compute(0, 0, &SsspOptions::default()).unwrap();
+    let held = c.view(r.id, 0, 0).unwrap(); // a lent block stays mapped
+    let expect = held.i64s(kind::DIST).unwrap().to_vec();
+    let count = self_fd_count();
+    for i in 0..10_000 {
+        match i % 3 {
+            0 => assert_eq!(c.worker_stats().unwrap().lent_blocks, 1),
+            1 => drop(c.view(r.id, 0, 0).unwrap()),
+            _ => assert_eq!(c.copy_i64(r.id, kind::DIST, 0).unwrap(), expect),
+        }
+        if i % 1000 == 0 {
+            assert_eq!(self_fd_count(), count, "fd count after {i} calls");
+        }
+    }
+    assert_eq!(self_fd_count(), count, "fd count after 10,000 calls");
+    let ours: Vec<(i32, String)> = fd_numbers()
+        .difference(&before)
+        .map(|fd| (*fd, std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap().display().to_string()))
+        .collect();
+    let has = |p: &str| ours.iter().any(|(_, t)| t.starts_with(p));
+    assert!(has("socket:") && has("/memfd:dyng:h") && has("/memfd:dyng:w") && has("anon_inode:[pidfd]"), "{ours:?}");
+    for (fd, target) in &ours {
+        let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).unwrap();
+        let flags = info.lines().find_map(|l| l.strip_prefix("flags:")).map(|f| i64::from_str_radix(f.trim(), 8).unwrap()).unwrap();
+        assert_ne!(flags & libc::O_CLOEXEC as i64, 0, "fd {fd} ({target}) lacks FD_CLOEXEC");
+    }
+    // The probe lists its own fds: none of ours may be there.
+    let probe = std::process::Command::new("ls").args(["-l", "/proc/self/fd/"]).output().unwrap();
+    let listing = String::from_utf8_lossy(&probe.stdout);
+    assert!(probe.status.success() && listing.contains("/proc/"), "{listing}");
+    for (_, target) in &ours {
+        assert!(!listing.contains(target.as_str()), "the exec'd probe inherited {target}:\n{listing}");
+    }
+    drop(held);
+    println!("role fds done");
+}
+
+/// T8 (I10): after a view is released, a forked child reading its old pointer gets SIGSEGV; while
+/// the view lives, the same read in a forked child sees the data.
+#[test]
+fn a_released_view_faults_instead_of_reading_stale_memory() {
+    assert_role_passes("role_read_after_release", "segv");
+}
+
+/// Forks; the child reads the i64 at `addr` and exits 0 if it equals `expect` (1 if not). Returns
+/// the wait status.
+fn read_in_forked_child(addr: usize, expect: i64) -> i32 {
+    // SAFETY (test): the child only reads and `_exit`s (async-signal-safe); a fault kills only it.
+    unsafe {
+        let pid = libc::fork();
+        assert!(pid >= 0);
+        if pid == 0 {
+            let v = std::ptr::read_volatile(addr as *const i64);
+            libc::_exit(if v == expect { 0 } else { 1 });
+        }
+        let mut st = 0;
+        assert_eq!(libc::waitpid(pid, &mut st, 0), pid);
+        st
+    }
+}
+
+#[test]
+#[ignore]
+fn role_read_after_release() {
+    if !is_role("segv") {
+        return;
+    }
+    let c = Client::spawn(opts()).unwrap();
+    c.load_graph(&grid(30, 30, 1, 21)).unwrap();
+    let r = c.sssp_compute(0, 0, &SsspOptions::default()).unwrap();
+    let v = c.view(r.id, 0, 0).unwrap();
+    let d = v.i64s(kind::DIST).unwrap();
+    let (addr, expect) = (&d[d.len() - 1] as *const i64 as usize, d[d.len() - 1]);
+    assert!(expect > 0);
+    let live = read_in_forked_child(addr, expect);
+    assert!(libc::WIFEXITED(live) && libc::WEXITSTATUS(live) == 0, "a live view reads back ({live:#x})");
+    drop(v);
+    // Read right after the release: a later mapping (the next view, say) may be placed at the
+    // freed address, and then the old pointer reads that mapping instead.
+    let st = read_in_forked_child(addr, expect);
+    assert!(libc::WIFSIGNALED(st) && libc::WTERMSIG(st) == libc::SIGSEGV, "read after release: status {st:#x}");
+    println!("role segv done");
+}
+
+/// T3: with `RLIMIT_NOFILE` so low that the block's fd cannot be received (`MSG_CTRUNC`), the
+/// view fails with `Io` (RESOURCE), CONSUMED is still sent (the worker's block is FREE again),
+/// no fd leaks, and the next view works once fds are available.
+#[test]
+fn out_of_fds_gives_resource_and_still_acknowledges() {
+    assert_role_passes("role_out_of_fds", "nofile");
+}
+
+#[test]
+#[ignore]
+fn role_out_of_fds() {
+    if !is_role("nofile") {
+        return;
+    }
+    let c = Client::spawn(opts()).unwrap();
+    c.load_graph(&grid(20, 20, 1, 22)).unwrap();
+    let r = c.sssp_compute(0, 0, &SsspOptions::default()).unwrap();
+    let expect = c.copy_i64(r.id, kind::DIST, 0).unwrap();
+    let count = self_fd_count();
+    // The lowest free fd number (what a new fd gets) as the limit: every new fd would be at or
+    // above it.
+    // SAFETY (test): opening and closing a scratch fd.
+    let lowest_free = unsafe {
+        let fd = libc::open(c"/dev/null".as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        assert!(fd >= 0);
+        libc::close(fd);
+        fd
+    };
+    let mut old = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY (test): reading and lowering this process's soft fd limit.
+    unsafe {
+        assert_eq!(libc::getrlimit(libc::RLIMIT_NOFILE, &mut old), 0);
+        let low = libc::rlimit { rlim_cur: lowest_free as libc::rlim_t, rlim_max: old.rlim_max };
+        assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &low), 0);
+    }
+    let e = c.view(r.id, 0, 0).unwrap_err();
+    // SAFETY (test): restoring the limit.
+    unsafe { assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &old), 0) };
+    assert_eq!(e.kind(), dyng::ErrorKind::Io, "{e}");
+    assert!(e.to_string().contains("MSG_CTRUNC"), "{e}");
+    let st = c.worker_stats().unwrap();
+    assert_eq!((st.lent_blocks, st.acks_ignored), (0, 0), "CONSUMED for the dropped block was accepted");
+    assert_eq!(self_fd_count(), count, "no fd leaked");
+    assert_eq!(c.copy_i64(r.id, kind::DIST, 0).unwrap(), expect);
+    println!("role nofile done");
 }

@@ -20,6 +20,7 @@ fn with_fault(spec: &str) -> WorkerOptions {
 /// must get the in-process result and the next call must run on a fresh generation.
 fn scenario(spec: &str) {
     let shm0 = shm_listing();
+    let fds0 = self_fd_count();
     let g = grid(25, 25, 2, 11);
     let res = Resources::sequential();
     let mut lg = Graph::new(g.clone());
@@ -37,17 +38,26 @@ fn scenario(spec: &str) {
         assert_eq!(v.i64s(kind::COMBINED_DIST).unwrap(), m.combined_distances(), "{spec}");
         assert_eq!(v.i64s(kind::PATH_COSTS).unwrap(), m.path_costs(), "{spec}");
     }
-    assert!(c.generation() >= 2, "{spec}: the fault never fired");
+    // The stats call comes first: a fault on the view's CONSUMED (W7) is seen by it.
     let st = c.worker_stats().unwrap();
+    assert!(c.generation() >= 2, "{spec}: the fault never fired");
     assert_eq!(st.epoch, 4, "{spec}");
-    assert_eq!(st.lent_blocks, 0, "{spec}");
-    assert_eq!(memfd_fds(c.worker_pid().unwrap(), "dyng:w") as u32, st.pool_blocks, "{spec}: L4");
+    close_and_check_leaks(c, &st, &shm0, fds0, spec);
+}
+
+/// The leak checks after a scenario (17.3), given the last PONG counters `st` of client `c`:
+/// no block lent, L4 (the worker's memfds are its pool), then after closing the client: the
+/// worker gone, L6, L1, L3 and L2 (host fds back to `fds0`).
+fn close_and_check_leaks(c: Client, st: &dyng::worker::messages::Pong, shm0: &std::collections::BTreeSet<String>, fds0: usize, what: &str) {
+    assert_eq!(st.lent_blocks, 0, "{what}");
     let wpid = c.worker_pid().unwrap();
+    assert_eq!(memfd_fds(wpid, "dyng:w") as u32, st.pool_blocks, "{what}: L4");
     drop(c);
-    assert!(wait_gone(wpid, Duration::from_secs(2)).is_some(), "{spec}: worker left");
-    assert!(session_members(wpid).is_empty(), "{spec}: L6");
-    assert_eq!(shm_listing(), shm0, "{spec}: L1");
-    assert_eq!(memfd_maps(std::process::id()), 0, "{spec}: L3");
+    assert!(wait_gone(wpid, Duration::from_secs(2)).is_some(), "{what}: worker left");
+    assert!(session_members(wpid).is_empty(), "{what}: L6");
+    assert_eq!(&shm_listing(), shm0, "{what}: L1");
+    assert_eq!(memfd_maps(std::process::id()), 0, "{what}: L3");
+    assert_eq!(self_fd_count(), fds0, "{what}: L2, host fds back to the baseline");
 }
 
 // Hits of W3 in generation 1: LOAD (1), MOSP (2), updates (3, 4, 5). W2 hits every call.
@@ -205,4 +215,272 @@ fn double_kill_during_replay_recovers_on_the_third_worker() {
     assert!(wait_gone(wpid, Duration::from_secs(2)).is_some());
     assert_eq!(shm_listing(), shm0);
     assert_eq!(memfd_maps(std::process::id()), 0);
+}
+
+/// The actions of the crash matrix (T11): an abort and a SIGKILL of the process at the point.
+const KILLS: [&str; 2] = ["CRASH", "SIGKILL_SELF"];
+
+/// T11, worker side: every worker fault point the code has (W6 is GPU-only) with both kills.
+/// W2-W5, W7 and W9 run `scenario` with the journal (the caller gets the in-process result, the
+/// next call runs on generation + 1, L1-L4 and L6) and `scenario_without_journal`; `nth` is the
+/// hit of the point in generation 1 that kills: W2, W4 hit on every call, W3 on LOAD, MOSP and
+/// each update, W5 after each reply, W7 on the view's CONSUMED and W9 when the view's block is
+/// filled. W1 and W8 need their own workloads.
+#[test]
+fn crash_matrix_of_every_worker_point() {
+    let _serial = serial();
+    let rows = [("W2", 3), ("W3", 4), ("W4", 3), ("W5", 2), ("W7", 1), ("W9", 1)];
+    for (point, nth) in rows {
+        for action in KILLS {
+            scenario(&format!("{point}:{action}:{nth}"));
+            scenario_without_journal(&format!("{point}:{action}:{nth}"));
+        }
+    }
+    for action in KILLS {
+        death_before_welcome(action);
+        death_during_ttl_retire(action);
+    }
+}
+
+/// The workload of `scenario` with the journal off, stopped at the first failure: exactly one
+/// call must fail, with `WorkerLost` ("restarted without journal", section 11); the replacement
+/// (generation 2) has neither the graph nor the result, a reload works, and nothing leaks.
+fn scenario_without_journal(spec: &str) {
+    let what = format!("{spec}, journal off");
+    let (shm0, fds0) = (shm_listing(), self_fd_count());
+    let g = grid(25, 25, 2, 11);
+    let c = Client::spawn(WorkerOptions { journal: false, ..with_fault(&format!("{spec}:1")) }).unwrap();
+    let mut id = 0;
+    let mut lost = None;
+    for step in 0..7u64 {
+        let out = match step {
+            0 => c.load_graph(&g).map(drop),
+            1 => c.mosp_compute(0, &MospOptions::default()).map(|r| id = r.id),
+            2..=4 => c.update(&batch(&g, 8, 8, 98 + step).view(), &[id]).map(drop),
+            5 => c.view(id, 0, 0).map(drop),
+            _ => c.worker_stats().map(drop),
+        };
+        if let Err(e) = out {
+            lost = Some(e);
+            break;
+        }
+    }
+    let e = lost.unwrap_or_else(|| panic!("{what}: no call saw the death"));
+    assert_eq!(e.kind(), dyng::ErrorKind::WorkerLost, "{what}: {e}");
+    assert!(e.to_string().contains("restarted without journal"), "{what}: {e}");
+    assert!(id != 0 && c.view(id, 0, 0).is_err(), "{what}: the replacement must not have the result");
+    assert_eq!((c.generation(), c.graph_info()), (2, None), "{what}");
+    c.load_graph(&g).unwrap();
+    let r = c.sssp_compute(0, 0, &Default::default()).unwrap();
+    drop(c.view(r.id, 0, 0).unwrap());
+    let st = c.worker_stats().unwrap();
+    assert_eq!(c.generation(), 2, "{what}");
+    close_and_check_leaks(c, &st, &shm0, fds0, &what);
+}
+
+/// W1 (after HELLO, before WELCOME): the spawn fails with `WorkerLost`, the worker is reaped,
+/// nothing leaks, and a new client works.
+fn death_before_welcome(action: &str) {
+    let (shm0, fds0) = (shm_listing(), self_fd_count());
+    let e = Client::spawn(with_fault(&format!("W1:{action}"))).err().expect("spawn must fail");
+    assert_eq!(e.kind(), dyng::ErrorKind::WorkerLost, "W1 {action}: {e}");
+    assert!(workers_of(std::process::id()).is_empty(), "W1 {action}: a worker is left");
+    assert_eq!(shm_listing(), shm0, "W1 {action}: L1");
+    assert_eq!(self_fd_count(), fds0, "W1 {action}: L2");
+    let c = Client::spawn(opts()).unwrap();
+    c.load_graph(&grid(5, 5, 1, 16)).unwrap();
+}
+
+/// W8 (during a TTL retire): a view held past the lend TTL makes the worker retire its block and
+/// die there. The held view stays readable (the host's mapping keeps the pages), the next call
+/// runs on generation 2 with the journal replayed, and nothing leaks.
+fn death_during_ttl_retire(action: &str) {
+    let what = format!("W8 {action}");
+    let (shm0, fds0) = (shm_listing(), self_fd_count());
+    let g = grid(20, 20, 1, 17);
+    let expect = dyng::SsspResult::compute(&Resources::sequential(), &Graph::new(g.clone()), 0, 0, &Default::default()).unwrap();
+    let o = WorkerOptions { lend_ttl_ms: 100, heartbeat_ms: 20, ..with_fault(&format!("W8:{action}:1:1")) };
+    let c = Client::spawn(o).unwrap();
+    c.load_graph(&g).unwrap();
+    let r = c.sssp_compute(0, 0, &Default::default()).unwrap();
+    let wpid = c.worker_pid().unwrap();
+    let held = c.view(r.id, 0, 0).unwrap();
+    assert!(wait_gone(wpid, Duration::from_secs(5)).is_some(), "{what}: the worker did not die in the retire");
+    assert_eq!(held.i64s(kind::DIST).unwrap(), expect.distances(), "{what}: a held view survives its worker");
+    drop(held);
+    assert_eq!(c.copy_i64(r.id, kind::DIST, 0).unwrap(), expect.distances(), "{what}");
+    assert_eq!(c.generation(), 2, "{what}");
+    let st = c.worker_stats().unwrap();
+    close_and_check_leaks(c, &st, &shm0, fds0, &what);
+}
+
+/// Checksums end to end (6.6, T4's wrong-checksum mode): the worker flips a byte of a lent block
+/// after hashing it (`W4:CORRUPT`). With checksums the host refuses the view with `Protocol` and
+/// still acknowledges the block; without them the same fault yields wrong data, which shows the
+/// fault really corrupts.
+#[test]
+fn a_corrupted_reply_is_refused_with_protocol() {
+    let _serial = serial();
+    let g = grid(20, 20, 1, 18);
+    let expect = dyng::SsspResult::compute(&Resources::sequential(), &Graph::new(g.clone()), 0, 0, &Default::default()).unwrap();
+    for checksums in [true, false] {
+        // W4 hits: LOAD (1), SSSP (2), the first view (3).
+        let c = Client::spawn(WorkerOptions { checksums, ..with_fault("W4:CORRUPT:3") }).unwrap();
+        c.load_graph(&g).unwrap();
+        let r = c.sssp_compute(0, 0, &Default::default()).unwrap();
+        let first = c.copy_i64(r.id, kind::DIST, 0);
+        if checksums {
+            let e = first.unwrap_err();
+            assert_eq!(e.kind(), dyng::ErrorKind::Protocol, "{e}");
+            assert!(e.to_string().contains("checksum"), "{e}");
+        } else {
+            assert_ne!(first.unwrap(), expect.distances(), "the fault did not corrupt the block");
+        }
+        // The refused block was acknowledged and the worker serves the next view correctly.
+        assert_eq!(c.copy_i64(r.id, kind::DIST, 0).unwrap(), expect.distances());
+        assert_eq!(c.worker_stats().unwrap().lent_blocks, 0, "checksums {checksums}: the block came back");
+        assert_eq!(c.generation(), 1);
+        assert_eq!(memfd_maps(std::process::id()), 0);
+    }
+}
+
+/// The host of the host-side scenarios, run in a child process (it crashes or is killed): every
+/// host fault point H1-H7 is reached in this order, each at its first hit.
+#[test]
+#[ignore]
+fn host_role_for_host_faults() {
+    if !is_role("host") {
+        return;
+    }
+    let c = Client::spawn(opts()).unwrap(); // H1
+    let g = grid(20, 20, 1, 19);
+    c.load_graph(&g).unwrap(); // H2, H3
+    let r = c.sssp_compute(0, 0, &Default::default()).unwrap();
+    let v = c.view(r.id, 0, 0).unwrap(); // H4
+    drop(v); // H6, H7
+    c.copy_i64(r.id, kind::DIST, 0).unwrap(); // H5
+}
+
+/// Runs `host_role_for_host_faults` with `fault` and SYNC points in `held_at` (host or worker)
+/// and hands each process that reaches one to `on_held`; returns the host's pid and exit status
+/// and the workers seen, after checking L1 and L6: within 1 s of the host's death no worker of it
+/// remains, nothing of its session survives, and no memfd of the host or its workers persists.
+fn host_scenario(what: &str, fault: &str, holds: usize, mut on_held: impl FnMut(Held, &mut std::process::Child)) -> (std::process::ExitStatus, Vec<u32>) {
+    let shm0 = shm_listing();
+    let sync = SyncRunner::new("host");
+    let mut child = run_role(
+        "host_role_for_host_faults",
+        "host",
+        &[("DYNG_FAULT", fault), ("DYNG_TEST_SYNC", sync.path.to_str().unwrap())],
+    );
+    let host = child.id();
+    let mut workers = Vec::new();
+    for _ in 0..holds {
+        let Some(h) = sync.next(Duration::from_secs(60), || matches!(child.try_wait(), Ok(Some(_)))) else { break };
+        if h.point.starts_with('W') {
+            workers.push(h.pid);
+        }
+        on_held(h, &mut child);
+    }
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "{what}: the host never died");
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    let died = std::time::Instant::now();
+    while !workers_of(host).is_empty() && died.elapsed() < Duration::from_secs(1) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let left = workers_of(host);
+    for p in &left {
+        // SAFETY (test): clean up a straggler before failing.
+        unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+    }
+    assert!(left.is_empty(), "{what}: workers {left:?} alive 1 s after their host died (L6)");
+    for w in &workers {
+        assert!(session_members(*w).is_empty(), "{what}: L6, the session of worker {w}");
+        assert!(memfd_holders(&format!("dyng:w{w}:")).is_empty(), "{what}: blocks of worker {w} persist");
+    }
+    assert!(memfd_holders(&format!("dyng:h{host}:")).is_empty(), "{what}: inputs of host {host} persist");
+    assert_eq!(shm_listing(), shm0, "{what}: L1");
+    (status, workers)
+}
+
+/// T11, host side: the host dies (abort or SIGKILL) at each of H1-H7 with its worker running;
+/// the worker reports itself at W1 (SYNC) so the runner knows it. The host must die of that very
+/// signal (the point was reached), and its worker must be gone within 1 s (L6).
+#[test]
+fn host_death_at_every_host_point_takes_the_worker_down() {
+    let _serial = serial();
+    for point in ["H1", "H2", "H3", "H4", "H5", "H6", "H7"] {
+        for (action, signal) in [("CRASH", libc::SIGABRT), ("SIGKILL_SELF", libc::SIGKILL)] {
+            let what = format!("{point} {action}");
+            let (status, workers) = host_scenario(&what, &format!("{point}:{action},W1:SYNC"), 1, |h, child| {
+                // The runner's way of finding the host's workers sees this one while it lives
+                // (from H2 on, the host is waiting for READY; at H1 it may be dead already).
+                if point != "H1" {
+                    assert_eq!(workers_of(child.id()), vec![h.pid], "{what}");
+                }
+                h.resume()
+            });
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(status.signal(), Some(signal), "{what}: the host did not die at the point ({status})");
+            // At H1 the host may die before its worker reaches W1; from H2 on the worker had
+            // sent HELLO, so the scenario must have seen it.
+            assert!(point == "H1" || workers.len() == 1, "{what}: the worker never reported");
+        }
+    }
+}
+
+/// T12: host and worker both SIGKILLed while each is held at a fault point, host first, worker
+/// first, or both at once; afterwards no worker remains, nothing of either process persists.
+#[test]
+fn double_kill_of_host_and_worker_leaves_nothing() {
+    let _serial = serial();
+    // Step pairs: the handshake (host spawned, worker after HELLO), mid-compute of the SSSP call
+    // (host waiting after sending it), the view's block lent (worker right after REPLY_OK) while
+    // the host maps it, and the view's CONSUMED (host after sending it, worker on receiving it).
+    let steps = ["H1:SYNC,W1:SYNC", "H2:SYNC:2,W3:SYNC:2", "H4:SYNC:1,W5:SYNC:3", "H7:SYNC:1,W7:SYNC:1"];
+    for fault in steps {
+        for order in ["host first", "worker first", "together"] {
+            let what = format!("{fault} {order}");
+            let mut held: Vec<Held> = Vec::new();
+            let (status, workers) = host_scenario(&what, fault, 2, |h, child| {
+                held.push(h);
+                if held.len() < 2 {
+                    return;
+                }
+                let (hosts, wk): (Vec<&Held>, Vec<&Held>) = held.iter().partition(|h| h.point.starts_with('H'));
+                assert_eq!((hosts.len(), wk.len()), (1, 1), "{what}: both must be held");
+                assert_eq!(hosts[0].pid, child.id());
+                let wfd = dyng::worker::sys::pidfd_open(wk[0].pid as i32).unwrap();
+                let kill_worker = || dyng::worker::sys::pidfd_signal(std::os::fd::AsRawFd::as_raw_fd(&wfd), libc::SIGKILL).unwrap();
+                match order {
+                    "host first" => {
+                        child.kill().unwrap();
+                        let _ = child.wait();
+                        // PDEATHSIG may have killed the worker already; signalling a dead
+                        // process through its pidfd is harmless (never another process).
+                        let _ = dyng::worker::sys::pidfd_signal(std::os::fd::AsRawFd::as_raw_fd(&wfd), libc::SIGKILL);
+                    }
+                    "worker first" => {
+                        kill_worker();
+                        let _ = dyng::worker::sys::poll_in(&[std::os::fd::AsRawFd::as_raw_fd(&wfd)], 2000);
+                        child.kill().unwrap();
+                    }
+                    _ => {
+                        kill_worker();
+                        child.kill().unwrap();
+                    }
+                }
+            });
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(status.signal(), Some(libc::SIGKILL), "{what}: {status}");
+            assert_eq!(held.len(), 2, "{what}: both processes must have reached their points");
+            assert_eq!(workers.len(), 1, "{what}");
+        }
+    }
 }

@@ -26,7 +26,9 @@ fn view_and_copy_costs_on_a_million_vertices() {
     let t0 = Instant::now();
     let local = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
     let local_compute = t0.elapsed().as_secs_f64() * 1e3;
-    let c = Client::spawn(opts()).unwrap();
+    // DYNG_PERF_CHECKSUMS=0 measures without the XXH3 checksums the functional tests use.
+    let checksums = std::env::var("DYNG_PERF_CHECKSUMS").map_or(true, |v| v != "0");
+    let c = Client::spawn(dyng::worker::WorkerOptions { checksums, ..opts() }).unwrap();
     let t0 = Instant::now();
     c.load_graph(&csr).unwrap();
     let load = t0.elapsed().as_secs_f64() * 1e3;
@@ -68,7 +70,7 @@ fn view_and_copy_costs_on_a_million_vertices() {
         c.worker_stats().unwrap();
     }
     let call_us = t0.elapsed().as_secs_f64() * 1e6 / 200.0;
-    println!("worker perf, grid {side}x{side} K=3 (n = {}), {reps} reps, medians:", side * side);
+    println!("worker perf, grid {side}x{side} K=3 (n = {}), checksums {checksums}, {reps} reps, medians:", side * side);
     println!("  load_graph through worker      {load:9.1} ms");
     println!("  sssp compute in-process        {local_compute:9.1} ms");
     println!("  sssp compute through worker    {remote_compute:9.1} ms");

@@ -76,7 +76,9 @@ pub struct ArraySrc<'a> {
 }
 
 /// Lays out arrays at page-aligned offsets after page 0; returns the descriptors and `total_len`.
-pub fn layout(arrays: &[ArraySrc<'_>]) -> Result<(Vec<ArrayDesc>, u64)> {
+/// With `checksums` each descriptor carries the XXH3-64 of its source bytes (6.6): hashing the
+/// source, not the block, means a faulty copy into the block is caught by the reader too.
+pub fn layout(arrays: &[ArraySrc<'_>], checksums: bool) -> Result<(Vec<ArrayDesc>, u64)> {
     let page = sys::page_size() as u64;
     let mut off = HEADER_PAGE.max(page);
     let mut descs = Vec::with_capacity(arrays.len());
@@ -89,7 +91,7 @@ pub fn layout(arrays: &[ArraySrc<'_>]) -> Result<(Vec<ArrayDesc>, u64)> {
             cols: a.cols,
             offset: off,
             count: a.bytes.len() as u64 / size,
-            xxh3: 0,
+            xxh3: if checksums { xxhash_rust::xxh3::xxh3_64(a.bytes) } else { 0 },
         });
         off = round_up(off + a.bytes.len() as u64, page);
     }
@@ -222,6 +224,16 @@ impl Pool {
         Ok(())
     }
 
+    /// Fault injection only (`CORRUPT` at W4): flips one byte of the first array of a block
+    /// that is already filled, as a faulty copy or a stray write would, so that tests can see the
+    /// reader's checksum refuse it.
+    pub fn corrupt_for_test(&mut self, id: u32, arrays: &[ArrayDesc]) {
+        let (Some(i), Some(d)) = (self.index(id), arrays.iter().find(|d| d.count != 0)) else { return };
+        if let Some(b) = self.blocks[i].map.bytes_mut().get_mut(d.offset as usize) {
+            *b ^= 0x5a;
+        }
+    }
+
     /// FILLING -> LENT with a fresh, never reused `lend_seq` (I2). Returns the sequence and the fd.
     pub fn lend(&mut self, id: u32, call_id: u64) -> Result<(u64, RawFd)> {
         let i = self.index(id).ok_or_else(|| Error::Internal(format!("lend of unknown block {id}")))?;
@@ -346,8 +358,9 @@ pub struct HostBlock {
 
 impl HostBlock {
     /// Checks size and seals before mapping (no SIGBUS is possible afterwards), maps `PROT_READ`,
-    /// then checks that page 0 equals what REPLY_OK announced. On error the fd is closed by drop.
-    pub fn open(fd: OwnedFd, expected: &BlockHeader, require_future_write: bool) -> Result<Self> {
+    /// then checks that page 0 equals what REPLY_OK announced and, with `checksums`, that every
+    /// array matches its XXH3 (6.6). On error the fd is closed and the mapping unmapped by drop.
+    pub fn open(fd: OwnedFd, expected: &BlockHeader, require_future_write: bool, checksums: bool) -> Result<Self> {
         let raw = fd.as_raw_fd();
         let size = sys::fstat_size(raw).map_err(|e| protocol(format!("fstat of a lent block: {e}")))?;
         if expected.total_len < HEADER_PAGE || size < expected.total_len {
@@ -374,7 +387,15 @@ impl HostBlock {
         if &header != expected {
             return Err(protocol("block page 0 differs from the REPLY_OK descriptor"));
         }
-        Ok(HostBlock { map, fd, header })
+        let block = HostBlock { map, fd, header };
+        if checksums {
+            for a in &block.header.arrays {
+                if let Some((d, bytes)) = block.array_bytes(a.kind) {
+                    d.verify_xxh3(bytes)?;
+                }
+            }
+        }
+        Ok(block)
     }
 
     /// The bytes of array `kind`.
@@ -389,9 +410,10 @@ impl HostBlock {
 // Host input blocks (6.7) and their worker-side mapping.
 
 /// Writes arrays into a fresh memfd, unmaps the writable mapping and seals the block fully, so
-/// the worker parses it free of time-of-check/time-of-use races.
-pub fn sealed_input(seq: u64, arrays: &[ArraySrc<'_>]) -> Result<(OwnedFd, Vec<ArrayDesc>)> {
-    let (descs, total) = layout(arrays)?;
+/// the worker parses it free of time-of-check/time-of-use races. With `checksums` the descriptors
+/// carry the XXH3 of every array for the worker to verify (6.6).
+pub fn sealed_input(seq: u64, arrays: &[ArraySrc<'_>], checksums: bool) -> Result<(OwnedFd, Vec<ArrayDesc>)> {
+    let (descs, total) = layout(arrays, checksums)?;
     let fd = sys::memfd(&format!("dyng:h{}:i{seq}", std::process::id())).map_err(|e| os("memfd_create", e))?;
     sys::ftruncate(&fd, total).map_err(|e| os("ftruncate of an input block", e))?;
     {
@@ -406,14 +428,15 @@ pub fn sealed_input(seq: u64, arrays: &[ArraySrc<'_>]) -> Result<(OwnedFd, Vec<A
     Ok((fd, descs))
 }
 
-/// An input block mapped read-only by the worker after checking its four seals and its size.
+/// An input block mapped read-only by the worker after checking its four seals, its size and,
+/// when checksums were negotiated, the XXH3 of every array.
 pub struct InputBlock {
     map: Mapping,
     descs: Vec<ArrayDesc>,
 }
 
 impl InputBlock {
-    pub fn open(fds: &[OwnedFd], descs: &[ArrayDesc]) -> Result<Option<Self>> {
+    pub fn open(fds: &[OwnedFd], descs: &[ArrayDesc], checksums: bool) -> Result<Option<Self>> {
         if descs.is_empty() {
             return Ok(None);
         }
@@ -435,7 +458,13 @@ impl InputBlock {
             end = end.max(d.end()?);
         }
         let map = Mapping::new(raw, end as usize, false).map_err(|e| protocol(format!("mmap of an input: {e}")))?;
-        Ok(Some(InputBlock { map, descs: descs.to_vec() }))
+        let block = InputBlock { map, descs: descs.to_vec() };
+        if checksums {
+            for d in descs {
+                d.verify_xxh3(block.u8s(d.kind)?)?;
+            }
+        }
+        Ok(Some(block))
     }
 
     pub fn desc(&self, kind: u16) -> Option<&ArrayDesc> {
@@ -493,14 +522,14 @@ mod tests {
         let id = p.acquire(5000).unwrap();
         let data: Vec<i64> = (0..500).collect();
         let arrays = [ArraySrc { kind: 1, dtype: DTYPE_I64, cols: 1, bytes: as_bytes(&data) }];
-        let (descs, total) = layout(&arrays).unwrap();
+        let (descs, total) = layout(&arrays, false).unwrap();
         let mut h = BlockHeader { block_id: id, lend_seq: p.next_lend_seq(), total_len: total, arrays: descs, ..Default::default() };
         p.fill(id, &h, &arrays).unwrap();
         let (seq, raw) = p.lend(id, 1).unwrap();
         h.lend_seq = seq;
         // SAFETY (test): dup of a live fd, as SCM_RIGHTS would hand the host its own reference.
         let dup = unsafe { std::os::fd::OwnedFd::from_raw_fd(libc::dup(raw)) };
-        let host = HostBlock::open(dup, &h, p.future_write()).unwrap();
+        let host = HostBlock::open(dup, &h, p.future_write(), false).unwrap();
         let retired = p.retire_expired(Duration::ZERO, Instant::now());
         assert_eq!(retired, vec![(id, seq)]);
         assert_eq!(p.snapshot().pool_blocks, 0);
@@ -520,7 +549,7 @@ mod tests {
         let open = |h: &BlockHeader| {
             // SAFETY (test): dup of a live fd.
             let dup = unsafe { std::os::fd::OwnedFd::from_raw_fd(libc::dup(raw)) };
-            HostBlock::open(dup, h, false).map(|_| ())
+            HostBlock::open(dup, h, false, false).map(|_| ())
         };
         open(&h).unwrap();
         assert!(open(&BlockHeader { lend_seq: 2, ..h.clone() }).is_err(), "page-0 mismatch");
@@ -528,22 +557,66 @@ mod tests {
         // An unsealed memfd is refused before it is mapped.
         let m = sys::memfd("dyng:test").unwrap();
         sys::ftruncate(&m, 8192).unwrap();
-        assert!(HostBlock::open(m, &h, false).is_err());
+        assert!(HostBlock::open(m, &h, false, false).is_err());
     }
 
     #[test]
     fn input_blocks_are_fully_sealed_and_checked() {
         let v: Vec<i32> = vec![1, 2, 3];
-        let (fd, descs) = sealed_input(1, &[ArraySrc { kind: 16, dtype: 1, cols: 1, bytes: as_bytes(&v) }]).unwrap();
+        let (fd, descs) = sealed_input(1, &[ArraySrc { kind: 16, dtype: 1, cols: 1, bytes: as_bytes(&v) }], false).unwrap();
         assert!(sys::ftruncate(&fd, 1).is_err());
         let fds = vec![fd];
-        let ib = InputBlock::open(&fds, &descs).unwrap().unwrap();
+        let ib = InputBlock::open(&fds, &descs, false).unwrap().unwrap();
         assert_eq!(ib.i32s(16).unwrap(), &v[..]);
         let mut bad = descs.clone();
         bad[0].count = 1 << 40;
-        assert!(InputBlock::open(&fds, &bad).is_err());
+        assert!(InputBlock::open(&fds, &bad, false).is_err());
         let m = sys::memfd("dyng:test").unwrap();
         sys::ftruncate(&m, 8192).unwrap();
-        assert!(InputBlock::open(&[m], &descs).is_err(), "unsealed input");
+        assert!(InputBlock::open(&[m], &descs, false).is_err(), "unsealed input");
+    }
+
+    /// A lent block filled from `written` whose descriptors carry the checksums of `hashed`
+    /// (identical arrays make a correct block; a flipped byte makes a corrupted one), opened by
+    /// the host with checksums on or off.
+    fn open_lent(hashed: &[i64], written: &[i64], checksums: bool) -> Result<HostBlock> {
+        let mut p = Pool::new(1, probe_future_write());
+        let id = p.acquire(8 * hashed.len() as u64).unwrap();
+        fn src(v: &[i64]) -> [ArraySrc<'_>; 1] {
+            [ArraySrc { kind: 1, dtype: DTYPE_I64, cols: 1, bytes: as_bytes(v) }]
+        }
+        let (descs, total) = layout(&src(hashed), true).unwrap();
+        let h = BlockHeader { block_id: id, lend_seq: p.next_lend_seq(), total_len: total, arrays: descs, ..Default::default() };
+        p.fill(id, &h, &src(written)).unwrap();
+        let (_, raw) = p.lend(id, 1).unwrap();
+        HostBlock::open(sys::dup(raw).unwrap(), &h, p.future_write(), checksums)
+    }
+
+    #[test]
+    fn host_refuses_a_block_whose_checksum_does_not_match() {
+        let data: Vec<i64> = (0..1000).map(|i| i * 31).collect();
+        let mut flipped = data.clone();
+        flipped[517] ^= 1 << 40;
+        let good = open_lent(&data, &data, true).unwrap();
+        let d = good.header.arrays[0];
+        assert_eq!(d.xxh3, xxhash_rust::xxh3::xxh3_64(as_bytes(&data)), "the producer fills the sum");
+        let e = open_lent(&data, &flipped, true).err().expect("a corrupted block must be refused");
+        assert_eq!(e.kind(), crate::ErrorKind::Protocol, "{e}");
+        assert!(e.to_string().contains("checksum"), "{e}");
+        // The same corrupted block passes every other check: the checksum is what refuses it.
+        open_lent(&data, &flipped, false).unwrap();
+    }
+
+    #[test]
+    fn worker_refuses_an_input_whose_checksum_does_not_match() {
+        let v: Vec<i32> = (0..3000).collect();
+        let (fd, descs) = sealed_input(2, &[ArraySrc { kind: 16, dtype: 1, cols: 1, bytes: as_bytes(&v) }], true).unwrap();
+        let fds = vec![fd];
+        assert_eq!(InputBlock::open(&fds, &descs, true).unwrap().unwrap().i32s(16).unwrap(), &v[..]);
+        let mut bad = descs.clone();
+        bad[0].xxh3 ^= 1;
+        let e = InputBlock::open(&fds, &bad, true).err().expect("a wrong sum must be refused");
+        assert_eq!(e.kind(), crate::ErrorKind::Protocol, "{e}");
+        assert!(InputBlock::open(&fds, &bad, false).is_ok(), "without checksums the sum is not read");
     }
 }

@@ -6,7 +6,7 @@
 
 use super::block::{as_bytes, sealed_input, ArraySrc, BlockHeader, HostBlock};
 use super::fault;
-use super::frame::{decode_frame, encode_frame, protocol, Dec, Enc, Header, MAX_FRAME};
+use super::frame::{announced_fds, decode_frame, encode_frame, protocol, Dec, Enc, Header, MAX_FRAME};
 use super::messages::*;
 use super::sys;
 use crate::error::{Error, Result};
@@ -44,6 +44,11 @@ pub struct WorkerOptions {
     /// 0 AUTO, 1 CPU, 2 CUDA.
     pub backend: u8,
     pub allow_build_skew: bool,
+    /// XXH3-64 checksums of every array in both directions (6.6, `strict_flags.CHECKSUMS`): the
+    /// worker hashes its replies and the host verifies them before handing out a view, the host
+    /// hashes its inputs and the worker verifies them. A mismatch is `Protocol`. Off by default:
+    /// it costs a hash of every array on each side (measured in docs/worker.md).
+    pub checksums: bool,
     /// Extra environment for the worker process only (tests pass `DYNG_FAULT` this way).
     pub env: Vec<(String, String)>,
 }
@@ -63,6 +68,7 @@ impl Default for WorkerOptions {
             max_retries: 1,
             backend: 0,
             allow_build_skew: false,
+            checksums: false,
             env: Vec::new(),
         }
     }
@@ -181,9 +187,9 @@ impl View {
 
 impl Drop for View {
     fn drop(&mut self) {
-        fault::hit("H6");
         drop(self.block.take()); // unmap and close first (I5, I10)
         self.sink.counters.live_replies.fetch_sub(1, Ordering::SeqCst);
+        fault::hit("H6"); // released, ack not sent yet
         self.sink.ack(self.ack);
         fault::hit("H7");
     }
@@ -507,7 +513,7 @@ impl Client {
             lend_ttl_ms: self.opts.lend_ttl_ms,
             heartbeat_ms: self.opts.heartbeat_ms,
             log_rate_per_s: 0,
-            strict_flags: 0,
+            strict_flags: if self.opts.checksums { STRICT_CHECKSUMS } else { 0 },
             backend: self.opts.backend,
             next_result_id: core.max_result_id + 1,
         };
@@ -767,7 +773,11 @@ impl Client {
                 if r.truncated {
                     return Err(Lost::Fail(protocol("truncated record")));
                 }
-                let (h, body) = decode_frame(&buf[..r.len], r.fds.len()).map_err(Lost::Fail)?;
+                // MSG_CTRUNC alone (the host is out of fds) leaves an otherwise valid message:
+                // it is decoded with the count it announces and its call fails with RESOURCE.
+                let ctrunc = r.ctruncated;
+                let fds_in = if ctrunc { announced_fds(&buf[..r.len]) } else { r.fds.len() };
+                let (h, body) = decode_frame(&buf[..r.len], fds_in).map_err(Lost::Fail)?;
                 if h.spawn_id != conn.spawn_id || h.generation != conn.generation {
                     continue;
                 }
@@ -775,13 +785,14 @@ impl Client {
                 let mut d = Dec::new(body);
                 match h.msg_type {
                     msg::REPLY_OK => {
+                        fault::hit("H3"); // received, before any validation
                         let ok = ReplyOk::get(&mut d).map_err(Lost::Fail)?;
-                        let view = self.receive_block(conn, h.call_id, &ok, fds.pop()).map_err(Lost::Fail)?;
+                        let fd = if ctrunc { None } else { fds.pop() };
+                        let view = self.receive_block(conn, h.call_id, &ok, fd, ctrunc).map_err(Lost::Fail)?;
                         if h.call_id != call_id {
                             drop(view); // a late reply of an abandoned call: released and acknowledged
                             continue;
                         }
-                        fault::hit("H3");
                         if cancel_until.is_some() && !matches!(req.params, OpParams::Update { .. } | OpParams::LoadGraph { .. }) {
                             // The deadline passed: a read-only or compute result is not wanted
                             // any more (a computed result id is not kept; see docs/worker.md).
@@ -840,14 +851,21 @@ impl Client {
     }
 
     /// Validates and maps a lent block (I3, 6.3); on any failure the fd is closed and CONSUMED
-    /// is still sent (I5).
-    fn receive_block(&self, conn: &Conn, call_id: u64, ok: &ReplyOk, fd: Option<OwnedFd>) -> Result<Option<View>> {
+    /// is still sent (I5). `ctrunc`: the kernel dropped the block's fd (`MSG_CTRUNC`), which is
+    /// `RESOURCE` (the host is out of fds), not a protocol violation.
+    fn receive_block(&self, conn: &Conn, call_id: u64, ok: &ReplyOk, fd: Option<OwnedFd>, ctrunc: bool) -> Result<Option<View>> {
         if ok.total_len == 0 && ok.arrays.is_empty() {
             return Ok(None);
         }
         let ack = Ack { call_id, block_id: ok.block_id, lend_seq: ok.lend_seq };
         let Some(fd) = fd else {
             conn.sink.ack(ack);
+            if ctrunc {
+                return Err(Error::Io {
+                    path: "dyng worker: receiving a reply block".into(),
+                    source: std::io::Error::other("the host is out of file descriptors (MSG_CTRUNC; RLIMIT_NOFILE?)"),
+                });
+            }
             return Err(protocol("REPLY_OK announces a block but carries no fd"));
         };
         let expected = BlockHeader {
@@ -860,7 +878,7 @@ impl Client {
             total_len: ok.total_len,
             arrays: ok.arrays.clone(),
         };
-        match HostBlock::open(fd, &expected, conn.caps & CAP_FUTURE_WRITE != 0) {
+        match HostBlock::open(fd, &expected, conn.caps & CAP_FUTURE_WRITE != 0, self.opts.checksums) {
             Ok(block) => {
                 self.counters.live_replies.fetch_add(1, Ordering::SeqCst);
                 fault::hit("H4");
@@ -879,7 +897,7 @@ impl Client {
             core.input_seq += 1;
             core.input_seq
         };
-        let (fd, descs) = sealed_input(seq, arrays)?;
+        let (fd, descs) = sealed_input(seq, arrays, self.opts.checksums)?;
         Ok(Input { fd: Arc::new(fd), descs })
     }
 
@@ -1040,12 +1058,12 @@ impl Client {
     /// Copies one array (`kind`) of a result into a new vector; the lent block is released at once.
     pub fn copy_i64(&self, result: u64, kind: u16, objective: usize) -> Result<Vec<i64>> {
         let v = self.view(result, 1 << (kind - 1), objective)?;
-        v.i64s(kind).map(|s| s.to_vec()).ok_or_else(|| protocol(format!("array kind {kind} missing or not I64")))
+        v.i64s(kind).map(copy_out).ok_or_else(|| protocol(format!("array kind {kind} missing or not I64")))
     }
 
     pub fn copy_i32(&self, result: u64, kind: u16, objective: usize) -> Result<Vec<i32>> {
         let v = self.view(result, 1 << (kind - 1), objective)?;
-        v.i32s(kind).map(|s| s.to_vec()).ok_or_else(|| protocol(format!("array kind {kind} missing or not I32")))
+        v.i32s(kind).map(copy_out).ok_or_else(|| protocol(format!("array kind {kind} missing or not I32")))
     }
 
     /// Frees a resident result.
@@ -1091,6 +1109,16 @@ impl Client {
         req.input = Some(self.input(&[ArraySrc { kind: kind::ECHO_BYTES, dtype: DTYPE_U8, cols: 1, bytes }])?);
         self.call(req)?.view.ok_or_else(|| protocol("ECHO reply without a block"))
     }
+}
+
+/// The copy of copy-into, in two halves so that fault point H5 lies in the middle of it.
+fn copy_out<T: Copy>(s: &[T]) -> Vec<T> {
+    let (a, b) = s.split_at(s.len() / 2);
+    let mut out = Vec::with_capacity(s.len());
+    out.extend_from_slice(a);
+    fault::hit("H5");
+    out.extend_from_slice(b);
+    out
 }
 
 fn core_conn_kill(conn: &mut Conn) -> u32 {

@@ -1,9 +1,18 @@
 //! Test-only fault injection (spec 17.1): `DYNG_FAULT=<point>:<action>[:<nth>]`.
 //!
 //! Compiled in only with the `fault-injection` cargo feature, which refuses release builds; without
-//! it [`hit`] is an empty inline function. Points are named W1-W9 (worker) and H1-H7 (host); each
-//! process acts only on the points it reaches. Test extension: a comma-separated list of specs, each
-//! with an optional 4th field naming the only worker generation it applies to.
+//! it [`hit`] is an empty inline function. Points are named W1-W9 (worker) and H1-H7 (host). Both
+//! processes read the same variable (the worker inherits the host's environment), and each acts
+//! only on the points its own code reaches: the worker never calls `hit("H…")` and the host never
+//! calls `hit("W…")`, so a host point fires only in the host. Test extension: a comma-separated
+//! list of specs, each with an optional 4th field naming the only worker generation it applies to
+//! (the host's generation is always 0, as is the worker's before WELCOME, at W1).
+//!
+//! Actions beyond the spec's: `SYNC` is the deterministic kill harness (17.1): the process
+//! connects to the Unix socket named by `DYNG_TEST_SYNC`, writes `<point> <pid>\n` and blocks
+//! until the runner writes a byte or closes the connection, so the runner can kill one or both
+//! processes at a known step. `CORRUPT` makes [`hit`] return true: the code at that point then
+//! damages its output (W4: one byte of the lent block), to test the reader's checks.
 
 #[cfg(all(feature = "fault-injection", not(debug_assertions)))]
 compile_error!("the fault-injection feature must never be enabled in release builds");
@@ -48,14 +57,17 @@ mod imp {
         GENERATION.store(g, Ordering::SeqCst);
     }
 
-    pub fn hit(point: &str) {
+    /// Runs the action of the spec that matches this hit of `point`; true for `CORRUPT`.
+    pub fn hit(point: &str) -> bool {
         let gen = GENERATION.load(Ordering::SeqCst);
         let Some(spec) = specs().iter().find(|s| {
             s.point == point && s.generation.is_none_or(|g| g == gen) && s.hits.fetch_add(1, Ordering::SeqCst) + 1 == s.nth
         }) else {
-            return;
+            return false;
         };
         match spec.action.as_str() {
+            "CORRUPT" => return true,
+            "SYNC" => sync(point),
             "CRASH" => std::process::abort(),
             // SAFETY: signalling ourselves; the process ends here.
             "SIGKILL_SELF" => unsafe {
@@ -81,6 +93,17 @@ mod imp {
             }
             _ => {}
         }
+        false
+    }
+
+    /// Reports `point` and this pid to the runner and waits for its answer (any byte or EOF).
+    fn sync(point: &str) {
+        use std::io::{Read, Write};
+        let Some(path) = std::env::var_os("DYNG_TEST_SYNC") else { return };
+        let Ok(mut s) = std::os::unix::net::UnixStream::connect(path) else { return };
+        if s.write_all(format!("{point} {}\n", std::process::id()).as_bytes()).is_ok() {
+            let _ = s.read(&mut [0u8; 1]);
+        }
     }
 
     pub fn hanging() -> bool {
@@ -95,7 +118,9 @@ mod imp {
 #[cfg(not(feature = "fault-injection"))]
 mod imp {
     #[inline(always)]
-    pub fn hit(_point: &str) {}
+    pub fn hit(_point: &str) -> bool {
+        false
+    }
     #[inline(always)]
     pub fn set_generation(_g: u32) {}
     #[inline(always)]

@@ -119,6 +119,13 @@ pub fn decode_frame(buf: &[u8], fds_received: usize) -> Result<(Header, &[u8])> 
     Ok((h, &buf[header_len..]))
 }
 
+/// The fd count a record's header announces (0 if the record is too short to say), for a
+/// record received with `MSG_CTRUNC`: its fds were dropped by the kernel, so the count that
+/// arrived says nothing about whether the message itself is valid (3).
+pub fn announced_fds(buf: &[u8]) -> usize {
+    buf.get(28).map_or(0, |n| *n as usize)
+}
+
 /// Little-endian writer of packed bodies.
 #[derive(Debug, Default, Clone)]
 pub struct Enc(pub Vec<u8>);

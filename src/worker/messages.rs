@@ -78,6 +78,8 @@ pub const FLAG_REPLAY: u16 = 2;
 pub const FLAG_CHECKSUM: u16 = 4;
 pub const EPOCH_ANY: u64 = u64::MAX;
 pub const CAP_FUTURE_WRITE: u64 = 1;
+/// WELCOME `strict_flags` bit 0: every array of every block carries its XXH3-64 (6.6).
+pub const STRICT_CHECKSUMS: u32 = 1;
 pub const MAX_ARRAYS: usize = 16;
 pub const MAX_CONSUMED: usize = 2048;
 pub const MAX_DETAIL: usize = 4096;
@@ -208,6 +210,18 @@ impl ArrayDesc {
             count: d.u64()?,
             xxh3: d.u64()?,
         })
+    }
+    /// Checks `bytes` (the array this descriptor names) against its `xxh3` field (6.6): a
+    /// mismatch is a protocol violation.
+    pub fn verify_xxh3(&self, bytes: &[u8]) -> Result<()> {
+        let got = xxhash_rust::xxh3::xxh3_64(bytes);
+        if got != self.xxh3 {
+            return Err(protocol(format!(
+                "array of kind {} fails its checksum (XXH3 {got:#018x}, descriptor says {:#018x})",
+                self.kind, self.xxh3
+            )));
+        }
+        Ok(())
     }
     /// Bytes of the array; overflow is a protocol error.
     pub fn byte_len(&self) -> Result<u64> {

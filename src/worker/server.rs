@@ -70,6 +70,11 @@ impl Shared {
             .map_err(|e| Error::Io { path: "dyng worker: send".into(), source: e })
     }
 
+    /// Whether the host negotiated checksums (6.6): replies carry them, inputs must match them.
+    fn checksums(&self) -> bool {
+        self.welcome.strict_flags & STRICT_CHECKSUMS != 0
+    }
+
     fn pong(&self, nonce: u64) -> Pong {
         let c = self.pool.lock().snapshot();
         Pong {
@@ -443,7 +448,11 @@ fn compute_loop(sh: &Arc<Shared>, mut st: State) {
                 }
                 .put(&mut e);
                 let fds: Vec<RawFd> = lent.map(|l| l.fd.as_raw_fd()).into_iter().collect();
-                fault::hit("W4");
+                if fault::hit("W4") {
+                    if let Some(l) = lent {
+                        sh.pool.lock().corrupt_for_test(l.block_id, &l.arrays);
+                    }
+                }
                 let _ = sh.send(msg::REPLY_OK, job.call_id, &e.0, &fds);
                 fault::hit("W5");
             }
@@ -496,7 +505,7 @@ fn execute(sh: &Shared, st: &mut State, call_id: u64, call: &Call, fds: &[OwnedF
     if call.reply_mode > REPLY_LENT {
         return Err(Fail::cond(cond::UNSUPPORTED, format!("dyng worker: reply mode {} is reserved", call.reply_mode)));
     }
-    let inputs = InputBlock::open(fds, &call.inputs).map_err(Fail::from)?;
+    let inputs = InputBlock::open(fds, &call.inputs, sh.checksums()).map_err(Fail::from)?;
     match &call.params {
         OpParams::LoadGraph { n, m, kg, base_epoch } => {
             check_epoch(st, call)?;
@@ -725,7 +734,7 @@ fn view(sh: &Shared, st: &State, call_id: u64, id: u64, mask: u32, objective: u1
 /// Acquires a block within the lent-bytes limit (waiting up to `lend_wait_ms` for acks), fills
 /// it and lends it.
 fn lend(sh: &Shared, epoch: u64, call_id: u64, arrays: &[ArraySrc<'_>]) -> CallResult<Lent> {
-    let (descs, total) = layout(arrays)?;
+    let (descs, total) = layout(arrays, sh.checksums())?;
     let limit = sh.welcome.max_lent_bytes;
     let need = total.div_ceil(2 << 20) * (2 << 20);
     if limit != 0 && need > limit {

@@ -7,10 +7,13 @@ use dyng::{Batch, Csr, WeightLayout};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
+/// Options of every functional test: the built worker, and checksums on (spec 17.1), so every
+/// array crossing the socket in either direction is verified.
 pub fn opts() -> WorkerOptions {
     WorkerOptions {
         worker_path: Some(env!("CARGO_BIN_EXE_dyng-worker").into()),
         hang_timeout: Duration::from_secs(5),
+        checksums: true,
         ..Default::default()
     }
 }
@@ -97,21 +100,26 @@ pub fn wait_gone(pid: u32, limit: Duration) -> Option<Duration> {
     None
 }
 
-/// Processes whose session id (stat field 6) is `sid`.
-pub fn session_members(sid: u32) -> Vec<u32> {
+/// The pids in `/proc` for which `keep` holds.
+pub fn pids_where(keep: impl Fn(u32) -> bool) -> Vec<u32> {
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
         .flatten()
         .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|s| s.rsplit(')').next().and_then(|r| r.split_whitespace().nth(3)?.parse::<u32>().ok()))
-                == Some(sid)
-                && alive(*pid)
-        })
+        .filter(|pid| keep(*pid))
         .collect()
+}
+
+/// Processes whose session id (stat field 6) is `sid`.
+pub fn session_members(sid: u32) -> Vec<u32> {
+    pids_where(|pid| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|s| s.rsplit(')').next().and_then(|r| r.split_whitespace().nth(3)?.parse::<u32>().ok()))
+            == Some(sid)
+            && alive(pid)
+    })
 }
 
 pub fn self_fd_count() -> usize {
@@ -122,4 +130,103 @@ pub fn self_fd_count() -> usize {
 pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The role a test binary re-executed by [`run_role`] plays (`DYNG_TEST_ROLE`); a role test
+/// returns at once unless it is the one asked for, so it passes as a no-op under `--ignored`.
+pub fn is_role(name: &str) -> bool {
+    std::env::var("DYNG_TEST_ROLE").is_ok_and(|r| r == name)
+}
+
+/// Re-executes this test binary to run only the ignored test `test` as role `role`, with `env`:
+/// a host that may crash or be killed must not be the test process itself.
+pub fn run_role(test: &str, role: &str, env: &[(&str, &str)]) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--ignored", "--test-threads=1", "--nocapture"])
+        .env("DYNG_TEST_ROLE", role)
+        .envs(env.iter().copied())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Live workers spawned by host `host_pid`, found through the `DYNG_PARENT_PID` the host puts in
+/// their environment: this finds them even after they were reparented.
+pub fn workers_of(host_pid: u32) -> Vec<u32> {
+    let needle = format!("DYNG_PARENT_PID={host_pid}");
+    pids_where(|pid| {
+        std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()))
+            && alive(pid)
+    })
+}
+
+/// fds or mappings of memfds whose name starts with `prefix`, in any process: after both ends
+/// of a worker connection are dead, none may remain (nothing persists).
+pub fn memfd_holders(prefix: &str) -> Vec<u32> {
+    let fd_name = format!("/memfd:{prefix}");
+    pids_where(|pid| {
+        fd_targets(pid).iter().any(|t| t.starts_with(&fd_name))
+            || std::fs::read_to_string(format!("/proc/{pid}/maps")).is_ok_and(|m| m.contains(&fd_name))
+    })
+}
+
+/// The runner's end of the deterministic kill harness (`DYNG_FAULT=<point>:SYNC`, `DYNG_TEST_SYNC`):
+/// each process that reaches a SYNC point connects, names the point and its pid, and waits.
+pub struct SyncRunner {
+    pub path: std::path::PathBuf,
+    listener: std::os::unix::net::UnixListener,
+}
+
+/// A process held at a fault point until [`Held::resume`] (or until it is killed).
+pub struct Held {
+    pub point: String,
+    pub pid: u32,
+    stream: std::os::unix::net::UnixStream,
+}
+
+impl Held {
+    pub fn resume(mut self) {
+        use std::io::Write;
+        let _ = self.stream.write_all(b"c");
+    }
+}
+
+impl SyncRunner {
+    pub fn new(tag: &str) -> SyncRunner {
+        let path = std::env::temp_dir().join(format!("dyng-sync-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        listener.set_nonblocking(true).unwrap();
+        SyncRunner { path, listener }
+    }
+
+    /// The next process to reach a SYNC point, waiting up to `limit` or until `give_up` says so.
+    pub fn next(&self, limit: Duration, mut give_up: impl FnMut() -> bool) -> Option<Held> {
+        use std::io::BufRead;
+        let t0 = Instant::now();
+        while t0.elapsed() < limit {
+            if let Ok((stream, _)) = self.listener.accept() {
+                stream.set_nonblocking(false).unwrap();
+                stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                let mut line = String::new();
+                std::io::BufReader::new(&stream).read_line(&mut line).unwrap();
+                let mut it = line.split_whitespace();
+                let point = it.next().unwrap_or_default().to_string();
+                let pid = it.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+                return Some(Held { point, pid, stream });
+            }
+            if give_up() {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        None
+    }
+}
+
+impl Drop for SyncRunner {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
 }
