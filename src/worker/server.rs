@@ -228,7 +228,7 @@ fn serve() -> Result<()> {
         worker_pid: std::process::id(),
         worker_starttime: sys::process_starttime(std::process::id() as i32).unwrap_or(0),
         page_size: sys::page_size() as u32,
-        caps: CAP_ADOPT | if future_write { CAP_FUTURE_WRITE } else { 0 },
+        caps: if fault::no_adopt() { 0 } else { CAP_ADOPT } | if future_write { CAP_FUTURE_WRITE } else { 0 },
         gpu_count: 0,
         gpu_uuid: [0; 16],
         max_block_bytes: 1 << 40,
@@ -517,6 +517,9 @@ fn keep(sh: &Shared, st: &mut State, call_id: u64, call: &Call, assign_id: u64, 
 fn execute(sh: &Shared, st: &mut State, call_id: u64, call: &Call, fds: &[OwnedFd]) -> CallResult<Outcome> {
     if call.reply_mode > REPLY_LENT {
         return Err(Fail::cond(cond::UNSUPPORTED, format!("dyng worker: reply mode {} is reserved", call.reply_mode)));
+    }
+    if fault::no_adopt() && matches!(call.params, OpParams::AdoptSssp { .. } | OpParams::AdoptMosp { .. }) {
+        return Err(Fail::cond(cond::UNSUPPORTED, "dyng worker: unknown op (a worker built before the ADOPT extension)"));
     }
     let inputs = InputBlock::open(fds, &call.inputs).map_err(Fail::from)?;
     match &call.params {
