@@ -130,35 +130,77 @@ fn cuda_backend_is_refused_cleanly() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("CUDA"));
 }
 
-/// `--isolation worker`: every case with canonical initial trees (or `canonicalize=yes`) gives the
-/// in-process bytes; a case with non-canonical trees is refused with a message saying why.
-#[test]
-fn worker_isolation_through_the_cli() {
-    let tmp = std::env::temp_dir().join(format!("dyng-cli-worker-{}", std::process::id()));
-    let (mut same, mut refused) = (0, 0);
+/// `--isolation worker` on the sequential and the parallel engine: every case gives the
+/// expected output bytes and `--stats` counters, and every error or quirk case exits as the
+/// in-process run does, with the same message.
+fn check_worker_group(group: &Path, tag: &str) -> usize {
+    let tmp = std::env::temp_dir().join(format!("dyng-cli-worker-{tag}-{}", std::process::id()));
     let mut failures = Vec::new();
-    for g in ["thesis", "handmade", "small"] {
-        for case in cases(&local_golden().join(g)) {
-            let out = tmp.join(case.name.replace('/', "_"));
-            let o = run_case(&case, &out, &["--isolation", "worker"]);
+    let mut runs = 0;
+    for case in cases(group) {
+        for backend in ["sequential", "parallel"] {
+            let out = tmp.join(format!("{}-{backend}", case.name.replace('/', "_")));
+            let o = run_case(&case, &out, &["--backend", backend, "--isolation", "worker"]);
+            runs += 1;
             let stderr = String::from_utf8_lossy(&o.stderr);
-            if o.status.success() {
-                for (rel, digest) in case.expected_sums() {
-                    let got = std::fs::read(out.join(&rel)).map(|b| sha256_hex(&b)).unwrap_or_default();
-                    if got != digest {
-                        failures.push(format!("{}: {rel} differs", case.name));
-                    }
+            if !o.status.success() {
+                let local = run_case(&case, &tmp.join("in-process"), &["--backend", backend]);
+                if (o.status.code(), &o.stderr) != (local.status.code(), &local.stderr) {
+                    failures.push(format!(
+                        "{} {backend}: exit {:?} {stderr:?}, in process exit {:?} {:?}",
+                        case.name,
+                        o.status.code(),
+                        local.status.code(),
+                        String::from_utf8_lossy(&local.stderr)
+                    ));
                 }
-                same += 1;
-            } else if stderr.contains("needs canonical initial trees") && !case.canonicalize {
-                refused += 1;
-            } else {
-                failures.push(format!("{}: exit {:?}: {stderr}", case.name, o.status.code()));
+                if !case.is_error() && !case.name.starts_with("quirks/") {
+                    failures.push(format!("{} {backend}: refused: {stderr}", case.name));
+                }
+                continue;
+            }
+            if case.is_error() || case.name.starts_with("quirks/") {
+                failures.push(format!("{} {backend}: accepted", case.name));
+                continue;
+            }
+            for (rel, digest) in case.expected_sums() {
+                let got = std::fs::read(out.join(&rel)).map(|b| sha256_hex(&b)).unwrap_or_default();
+                if got != digest {
+                    failures.push(format!("{} {backend}: {rel} differs", case.name));
+                }
+            }
+            let got = read_kv(&out.with_extension("stats"));
+            for (k, v) in case.expected_stats() {
+                if got.get(&k) != Some(&v) {
+                    failures.push(format!("{} {backend}: {k} = {:?}, expected {v}", case.name, got.get(&k)));
+                }
             }
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert_eq!(same + refused, 3 + 15 + 60);
-    assert!(same >= 55, "only {same} cases ran through the worker");
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    runs
+}
+
+#[test]
+fn full_groups_through_the_worker() {
+    let mut runs = 0;
+    for g in ["thesis", "handmade", "small", "errors", "quirks"] {
+        runs += check_worker_group(&local_golden().join(g), g);
+    }
+    assert_eq!(runs, (3 + 15 + 60 + 25 + 2) * 2);
+}
+
+#[test]
+fn digest_groups_through_the_worker() {
+    let Some(shared) = shared_golden() else {
+        println!("notice: usroads-k3, bremen-k2 and special skipped: set DYNG_GOLDEN_DIR or provide ../shared/golden");
+        return;
+    };
+    let special = decompressed_copy(&shared.join("special"), "cli-worker-special");
+    let runs = check_worker_group(&shared.join("usroads-k3"), "usroads")
+        + check_worker_group(&shared.join("bremen-k2"), "bremen")
+        + check_worker_group(&special, "special");
+    let _ = std::fs::remove_dir_all(&special);
+    assert_eq!(runs, (6 + 2 + 2) * 2);
 }
