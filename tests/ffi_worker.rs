@@ -328,3 +328,62 @@ fn digest_groups_through_the_worker() {
     };
     assert_eq!(compare_groups(&[shared.join("usroads-k3"), shared.join("bremen-k2")]), 6 + 2);
 }
+
+/// Counters through the worker equal the in-process ones (sequential engine on both sides) for
+/// computed trees, a MOSP result combined from them (which reports the trees' counters summed
+/// until its first update), and `dyng_update` with a stats array; they are read only on demand.
+#[test]
+fn counters_of_computed_trees_and_updates_equal_in_process() {
+    let w = objective_major();
+    let b = thesis_batch();
+    // SAFETY (whole test): every handle is live until freed at the end; outs are writable.
+    unsafe {
+        let mut lopt = dyng_resources_options_default();
+        lopt.backend = DYNG_BACKEND_SEQUENTIAL;
+        let mut local = ptr::null_mut();
+        ok(dyng_resources_create(&lopt, &mut local), "local").unwrap();
+        let remote = worker_resources_on(DYNG_BACKEND_SEQUENTIAL);
+        let mut seen = Vec::new();
+        for res in [local, remote] {
+            let g = thesis_graph(res, &w).unwrap();
+            let mut trees = Vec::new();
+            let mut counters = Vec::new();
+            for j in 0..K as u32 {
+                let mut opt = dyng_sssp_options_default();
+                opt.delta = 2 + j as i64; // each tree keeps its own bucket width
+                let mut t = ptr::null_mut();
+                ok(dyng_sssp_compute(res, g, 0, j, &opt, &mut t), "compute").unwrap();
+                trees.push(t);
+            }
+            let tc: Vec<*const dyng_result_t> = trees.iter().map(|&t| t as *const _).collect();
+            let mut m = ptr::null_mut();
+            ok(dyng_mosp_from_trees(res, g, 0, tc.as_ptr(), K, ptr::null(), 0, &mut m), "from_trees").unwrap();
+            let mut all = trees.clone();
+            all.push(m);
+            for &r in &all {
+                let mut ri: dyng_result_info_t = std::mem::zeroed();
+                ri.struct_size = std::mem::size_of::<dyng_result_info_t>();
+                ok(dyng_result_info(r, &mut ri), "info").unwrap();
+                counters.push(format!("{:?}", stats_tuple(&ri.last_stats)));
+            }
+            let mut st = [dyng_update_stats_t { struct_size: std::mem::size_of::<dyng_update_stats_t>(), ..Default::default() }; K + 1];
+            ok(dyng_update(res, g, &b, all.as_ptr(), all.len(), st.as_mut_ptr()), "update").unwrap();
+            counters.extend(st.iter().map(|s| format!("{:?}", stats_tuple(s))));
+            counters.push(format!("{:?}", view::<i64>(res, m, DYNG_ARRAY_COMBINED_DISTANCES, 0).unwrap()));
+            assert!(st.iter().any(|s| s.pushes > 0), "the update must do work");
+            for r in all {
+                dyng_result_free(r);
+            }
+            dyng_graph_free(g);
+            seen.push(counters);
+        }
+        assert!(seen[0].iter().take(K).any(|c| !c.starts_with("(0, 0, 0")), "computes report counters: {:?}", seen[0]);
+        assert_eq!(seen[1], seen[0], "worker vs in-process");
+        dyng_resources_free(local);
+        dyng_resources_free(remote);
+    }
+}
+
+fn stats_tuple(s: &dyng_update_stats_t) -> (i64, i64, i64, i64, i64, bool, bool) {
+    (s.invalidated, s.affected, s.iterations, s.epochs, s.pushes, s.packed_parents, s.fallback_used)
+}
