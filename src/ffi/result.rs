@@ -730,7 +730,9 @@ pub(crate) unsafe fn result<'a>(
 }
 
 /// Fills `*out` (set `out->struct_size` first): kind, source, objectives, graph version, last
-/// stats. Thread safety: thread-safe on a result nobody updates.
+/// stats. A worker result's stats are read from the worker on the first call after its compute,
+/// adoption or update (so that call can fail with the worker's conditions, e.g.
+/// `DYNG_ERR_WORKER_LOST`). Thread safety: thread-safe on a result nobody updates.
 ///
 /// # Safety
 /// `r` is NULL or a dyng handle; `out` is NULL or a writable struct of `out->struct_size` bytes.
