@@ -756,7 +756,8 @@ struct dyng_resources_options_t dyng_resources_options_default(void);
  * Creates a resources handle from `opt` (NULL = defaults) into `*out`. CUDA returns
  * `DYNG_ERR_NOT_SUPPORTED` in this build. With `DYNG_ISOLATION_WORKER` the worker executable is
  * located now (`DYNG_ERR_NOT_SUPPORTED` if none is found) and spawned on first use or by
- * `dyng_resources_warm_up`; clones share it. Thread safety: thread-safe.
+ * `dyng_resources_warm_up`; clones share it; the worker runs `backend` (the parallel backend
+ * on all of the worker's cores: `num_threads` is not passed on). Thread safety: thread-safe.
  *
  * # Safety
  * `opt` is NULL or a readable options struct; `out` is a writable pointer.
@@ -863,8 +864,9 @@ dyng_status_t dyng_mosp_compute(const struct dyng_resources_t *res,
  * Adopts an existing tree of `objective` (n distances, n parents; -1 = no parent) on `g`'s
  * current state as a new result `*out`, after checking it is a valid shortest-path tree rooted at
  * `source`. With `canonicalize`, parents first move to the lowest-id tight in-neighbour. The
- * arrays are copied. Under worker isolation: `DYNG_ERR_NOT_SUPPORTED` (no v1 protocol op).
- * Thread safety: thread-safe on a graph nobody updates.
+ * arrays are copied. On a graph resident in a worker the arrays are sent to it (ADOPT_SSSP) and
+ * checked there by the same code, with the same errors. Thread safety: thread-safe on a graph
+ * nobody updates.
  *
  * # Safety
  * `res` and `g` are NULL or dyng handles; `dist` and `parent` are NULL or hold n readable
@@ -884,9 +886,10 @@ dyng_status_t dyng_sssp_from_arrays(const struct dyng_resources_t *res,
  * 0..k-1 in that order and all from `source` (typically adopted with `dyng_sssp_from_arrays`, as a
  * MOSP-style program holding its own trees does): the trees are copied, then combined (combined
  * graph, MOSP tree, path costs). `preferences` is NULL (all ones) or holds `num_preferences` = k
- * values >= 1 with lcm <= 2^20. The SSSP results stay valid and independent. Under worker
- * isolation: `DYNG_ERR_NOT_SUPPORTED` (no v1 protocol op). Thread safety: thread-safe on a graph
- * and results nobody updates.
+ * values >= 1 with lcm <= 2^20. The SSSP results stay valid and independent. On a graph resident
+ * in a worker the trees must be its results: they are checked host-side as in-process, their
+ * arrays are read from the worker and sent back with ADOPT_MOSP, which combines them there.
+ * Thread safety: thread-safe on a graph and results nobody updates.
  *
  * # Safety
  * `res` and `g` are NULL or dyng handles; `trees` holds `k` readable pointers, each NULL or a
@@ -909,8 +912,9 @@ dyng_status_t dyng_mosp_from_trees(const struct dyng_resources_t *res,
  * any error, graph and results are as before. A result of another graph or of an older state gives
  * `DYNG_ERR_STALE_RESULT`. For a graph resident in a worker, every listed result must be a worker
  * result (mixing in-process and worker results is `DYNG_ERR_INVALID_ARGUMENT`); the batch is
- * validated host-side, sent once, and the stats of worker results are zero. Thread safety: nobody
- * else may use `g` or the listed results during the call.
+ * validated host-side and sent once; with `stats`, each result's counters are then read from the
+ * worker (STATS; if that read fails the update stays applied and the error says so). Thread
+ * safety: nobody else may use `g` or the listed results during the call.
  *
  * # Safety
  * `res` and `g` are NULL or dyng handles; `batch` is NULL or a readable batch; `results` holds
@@ -925,7 +929,9 @@ dyng_status_t dyng_update(const struct dyng_resources_t *res,
 
 /**
  * Fills `*out` (set `out->struct_size` first): kind, source, objectives, graph version, last
- * stats. Thread safety: thread-safe on a result nobody updates.
+ * stats. A worker result's stats are read from the worker on the first call after its compute,
+ * adoption or update (so that call can fail with the worker's conditions, e.g.
+ * `DYNG_ERR_WORKER_LOST`). Thread safety: thread-safe on a result nobody updates.
  *
  * # Safety
  * `r` is NULL or a dyng handle; `out` is NULL or a writable struct of `out->struct_size` bytes.

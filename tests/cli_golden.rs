@@ -70,18 +70,7 @@ fn check_group(group: &Path, tag: &str) -> usize {
                 failures.push(format!("{} {engine:?}: exit {:?}: {stderr}", case.name, o.status.code()));
                 continue;
             }
-            for (rel, digest) in case.expected_sums() {
-                let got = std::fs::read(out.join(&rel)).map(|b| sha256_hex(&b)).unwrap_or_default();
-                if got != digest {
-                    failures.push(format!("{} {engine:?}: {rel} differs", case.name));
-                }
-            }
-            let got = read_kv(&out.with_extension("stats"));
-            for (k, v) in case.expected_stats() {
-                if got.get(&k) != Some(&v) {
-                    failures.push(format!("{} {engine:?}: {k} = {:?}, expected {v}", case.name, got.get(&k)));
-                }
-            }
+            check_outputs(&case, &out, &format!("{engine:?}"), &mut failures);
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);
@@ -89,27 +78,51 @@ fn check_group(group: &Path, tag: &str) -> usize {
     runs
 }
 
+/// The expected output bytes and `--stats` counters of a successful run in `out`.
+fn check_outputs(case: &Case, out: &Path, label: &str, failures: &mut Vec<String>) {
+    for (rel, digest) in case.expected_sums() {
+        let got = std::fs::read(out.join(&rel)).map(|b| sha256_hex(&b)).unwrap_or_default();
+        if got != digest {
+            failures.push(format!("{} {label}: {rel} differs", case.name));
+        }
+    }
+    let got = read_kv(&out.with_extension("stats"));
+    for (k, v) in case.expected_stats() {
+        if got.get(&k) != Some(&v) {
+            failures.push(format!("{} {label}: {k} = {:?}, expected {v}", case.name, got.get(&k)));
+        }
+    }
+}
+
+/// Runs `check` on the full-output groups that travel with the project; returns the runs.
+fn local_groups(check: fn(&Path, &str) -> usize) -> usize {
+    ["thesis", "handmade", "small", "errors", "quirks"].iter().map(|g| check(&local_golden().join(g), g)).sum()
+}
+
+/// Runs `check` on the digest-only groups of the complete corpus, if present.
+fn digest_groups(check: fn(&Path, &str) -> usize, tag: &str) -> Option<usize> {
+    let Some(shared) = shared_golden() else {
+        println!("notice: usroads-k3, bremen-k2 and special skipped: set DYNG_GOLDEN_DIR or provide ../shared/golden");
+        return None;
+    };
+    let special = decompressed_copy(&shared.join("special"), &format!("{tag}-special"));
+    let runs = check(&shared.join("usroads-k3"), &format!("{tag}-usroads"))
+        + check(&shared.join("bremen-k2"), &format!("{tag}-bremen"))
+        + check(&special, &format!("{tag}-special"));
+    let _ = std::fs::remove_dir_all(&special);
+    Some(runs)
+}
+
 #[test]
 fn full_groups_through_the_cli() {
-    let mut runs = 0;
-    for g in ["thesis", "handmade", "small", "errors", "quirks"] {
-        runs += check_group(&local_golden().join(g), g);
-    }
-    assert_eq!(runs, (3 + 15 + 60 + 25 + 2) * 3);
+    assert_eq!(local_groups(check_group), (3 + 15 + 60 + 25 + 2) * 3);
 }
 
 #[test]
 fn digest_groups_through_the_cli() {
-    let Some(shared) = shared_golden() else {
-        println!("notice: usroads-k3, bremen-k2 and special skipped: set DYNG_GOLDEN_DIR or provide ../shared/golden");
-        return;
-    };
-    let special = decompressed_copy(&shared.join("special"), "cli-special");
-    let runs = check_group(&shared.join("usroads-k3"), "usroads")
-        + check_group(&shared.join("bremen-k2"), "bremen")
-        + check_group(&special, "special");
-    let _ = std::fs::remove_dir_all(&special);
-    assert_eq!(runs, (6 + 2 + 2) * 3);
+    if let Some(runs) = digest_groups(check_group, "cli") {
+        assert_eq!(runs, (6 + 2 + 2) * 3);
+    }
 }
 
 #[test]
@@ -130,35 +143,55 @@ fn cuda_backend_is_refused_cleanly() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("CUDA"));
 }
 
-/// `--isolation worker`: every case with canonical initial trees (or `canonicalize=yes`) gives the
-/// in-process bytes; a case with non-canonical trees is refused with a message saying why.
-#[test]
-fn worker_isolation_through_the_cli() {
-    let tmp = std::env::temp_dir().join(format!("dyng-cli-worker-{}", std::process::id()));
-    let (mut same, mut refused) = (0, 0);
+/// `--isolation worker` on the sequential and the parallel engine: every case gives the
+/// expected output bytes and `--stats` counters, and every error or quirk case exits as the
+/// in-process run does, with the same message.
+fn check_worker_group(group: &Path, tag: &str) -> usize {
+    let tmp = std::env::temp_dir().join(format!("dyng-cli-worker-{tag}-{}", std::process::id()));
     let mut failures = Vec::new();
-    for g in ["thesis", "handmade", "small"] {
-        for case in cases(&local_golden().join(g)) {
-            let out = tmp.join(case.name.replace('/', "_"));
-            let o = run_case(&case, &out, &["--isolation", "worker"]);
+    let mut runs = 0;
+    for case in cases(group) {
+        for backend in ["sequential", "parallel"] {
+            let out = tmp.join(format!("{}-{backend}", case.name.replace('/', "_")));
+            let o = run_case(&case, &out, &["--backend", backend, "--isolation", "worker"]);
+            runs += 1;
             let stderr = String::from_utf8_lossy(&o.stderr);
-            if o.status.success() {
-                for (rel, digest) in case.expected_sums() {
-                    let got = std::fs::read(out.join(&rel)).map(|b| sha256_hex(&b)).unwrap_or_default();
-                    if got != digest {
-                        failures.push(format!("{}: {rel} differs", case.name));
-                    }
+            if !o.status.success() {
+                let local = run_case(&case, &tmp.join("in-process"), &["--backend", backend]);
+                if (o.status.code(), &o.stderr) != (local.status.code(), &local.stderr) {
+                    failures.push(format!(
+                        "{} {backend}: exit {:?} {stderr:?}, in process exit {:?} {:?}",
+                        case.name,
+                        o.status.code(),
+                        local.status.code(),
+                        String::from_utf8_lossy(&local.stderr)
+                    ));
                 }
-                same += 1;
-            } else if stderr.contains("needs canonical initial trees") && !case.canonicalize {
-                refused += 1;
-            } else {
-                failures.push(format!("{}: exit {:?}: {stderr}", case.name, o.status.code()));
+                if !case.is_error() && !case.name.starts_with("quirks/") {
+                    failures.push(format!("{} {backend}: refused: {stderr}", case.name));
+                }
+                continue;
             }
+            if case.is_error() || case.name.starts_with("quirks/") {
+                failures.push(format!("{} {backend}: accepted", case.name));
+                continue;
+            }
+            check_outputs(&case, &out, backend, &mut failures);
         }
     }
     let _ = std::fs::remove_dir_all(&tmp);
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert_eq!(same + refused, 3 + 15 + 60);
-    assert!(same >= 55, "only {same} cases ran through the worker");
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    runs
+}
+
+#[test]
+fn full_groups_through_the_worker() {
+    assert_eq!(local_groups(check_worker_group), (3 + 15 + 60 + 25 + 2) * 2);
+}
+
+#[test]
+fn digest_groups_through_the_worker() {
+    if let Some(runs) = digest_groups(check_worker_group, "worker") {
+        assert_eq!(runs, (6 + 2 + 2) * 2);
+    }
 }

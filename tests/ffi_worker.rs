@@ -1,15 +1,16 @@
 //! The C ABI under `DYNG_ISOLATION_WORKER` (the exported `extern "C"` functions, called the way a
 //! C program calls them): the thesis example through a `dyng-worker` process gives the in-process
-//! arrays, views are snapshots that survive updates and release cleanly over many calls, calls
-//! the v1 protocol cannot forward say so, and every canonical golden case of thesis, handmade and
-//! small gives byte-identical outputs (sha256) via `dyng_mosp_compute` then `dyng_update`.
+//! arrays, views are snapshots that survive updates and release cleanly over many calls, and
+//! every golden case (adopted with `dyng_sssp_from_arrays`, combined with `dyng_mosp_from_trees`,
+//! updated once) gives byte-identical outputs, the same counters on the sequential engine, and
+//! for error cases the same status and message as in-process.
 //!
 //! The worker executable is the one cargo built for this test (`CARGO_BIN_EXE_dyng-worker`),
 //! passed as `worker_path`, as `tests/worker_basic.rs` does.
 
 mod common;
 
-use common::capi::{last_error, ok, view};
+use common::capi::{last_error, ok, run_golden_case, view};
 use common::*;
 use dyng::ffi::*;
 use std::ffi::CString;
@@ -23,8 +24,13 @@ fn worker_path() -> CString {
 
 /// Worker-isolated resources (the path string must outlive the create call only).
 fn worker_resources() -> *mut dyng_resources_t {
+    worker_resources_on(DYNG_BACKEND_PARALLEL)
+}
+
+fn worker_resources_on(backend: u32) -> *mut dyng_resources_t {
     let path = worker_path();
     let mut opt = dyng_resources_options_default();
+    opt.backend = backend;
     opt.isolation = DYNG_ISOLATION_WORKER;
     opt.worker_path = path.as_ptr();
     opt.worker_start_timeout_ms = 20_000;
@@ -128,13 +134,28 @@ fn thesis_example_through_the_worker() {
         ok(dyng_result_info(m, &mut ri), "result_info").unwrap();
         assert_eq!((ri.kind, ri.source, ri.k, ri.graph_k, ri.n, ri.graph_version), (DYNG_RESULT_MOSP, 0, 3, 3, N, 0));
 
-        // Not forwardable in v1.
+        // Adoption through the worker: a tree read back from it is adopted again; combining
+        // refuses what in-process refuses, with its message.
+        let mut adopted = ptr::null_mut();
+        let p0: Vec<i32> = view(res, s0, DYNG_ARRAY_PARENTS, 0).unwrap();
+        ok(dyng_sssp_from_arrays(res, g, 0, 0, INIT_DIST[0].as_ptr(), p0.as_ptr(), false, &mut adopted), "from_arrays").unwrap();
+        assert_eq!(view::<i32>(res, adopted, DYNG_ARRAY_PARENTS, 0).unwrap(), p0);
+        let mut bad = p0.clone();
+        bad[3] = 3;
         let mut out = ptr::null_mut();
-        let parent0 = [-1i32, 0, 0, 1, 3, 4, 5];
-        assert_eq!(dyng_sssp_from_arrays(res, g, 0, 0, INIT_DIST[0].as_ptr(), parent0.as_ptr(), false, &mut out), DYNG_ERR_NOT_SUPPORTED);
-        assert!(last_error().contains("worker isolation"), "{}", last_error());
-        let trees = [s0 as *const dyng_result_t];
-        assert_eq!(dyng_mosp_from_trees(res, g, 0, trees.as_ptr(), 1, ptr::null(), 0, &mut out), DYNG_ERR_NOT_SUPPORTED);
+        assert_eq!(dyng_sssp_from_arrays(res, g, 0, 0, INIT_DIST[0].as_ptr(), bad.as_ptr(), false, &mut out), DYNG_ERR_INVALID_ARGUMENT);
+        assert!(last_error().contains("cycle"), "{}", last_error());
+        let wrong_order = [stale as *const dyng_result_t];
+        assert_eq!(dyng_mosp_from_trees(res, g, 0, wrong_order.as_ptr(), 1, ptr::null(), 0, &mut out), DYNG_ERR_INVALID_ARGUMENT);
+        assert!(last_error().contains("tree 0 is for objective 1"), "{}", last_error());
+        let not_sssp = [m as *const dyng_result_t];
+        assert_eq!(dyng_mosp_from_trees(res, g, 0, not_sssp.as_ptr(), 1, ptr::null(), 0, &mut out), DYNG_ERR_INVALID_ARGUMENT);
+        let mut one = ptr::null_mut();
+        let trees = [adopted as *const dyng_result_t];
+        ok(dyng_mosp_from_trees(res, g, 0, trees.as_ptr(), 1, ptr::null(), 0, &mut one), "from_trees").unwrap();
+        assert_eq!(view::<i64>(res, one, DYNG_ARRAY_DISTANCES, 0).unwrap(), INIT_DIST[0]);
+        assert_eq!(view::<i32>(res, one, DYNG_ARRAY_PARENTS, 0).unwrap(), p0);
+        dyng_result_free(one);
 
         // Mixing an in-process result into a worker graph's update is refused before any change.
         let local_res = {
@@ -218,7 +239,10 @@ fn thesis_example_through_the_worker() {
         ok(dyng_workspace_bytes(res, &mut bytes), "workspace_bytes").unwrap();
         assert_eq!(bytes, 0);
 
-        for r in [m, s0, stale, local] {
+        // A tree of an older state is stale for combining, as in-process.
+        let trees = [adopted as *const dyng_result_t];
+        assert_eq!(dyng_mosp_from_trees(res, g, 0, trees.as_ptr(), 1, ptr::null(), 0, &mut out), DYNG_ERR_STALE_RESULT);
+        for r in [m, s0, stale, local, adopted] {
             dyng_result_free(r);
         }
         dyng_graph_free(g);
@@ -249,97 +273,117 @@ fn missing_worker_is_reported_by_create() {
     assert!(last_error().contains("no dyng-worker executable"), "{}", last_error());
 }
 
-/// Runs one golden case through `res` (whose worker holds one graph at a time: the graph is freed
-/// before returning); returns (relative path, bytes) of every output file.
-unsafe fn run_case(res: *const dyng_resources_t, case: &Case) -> Result<Vec<(String, Vec<u8>)>, String> {
-    let prefix = CString::new(case.graph.to_str().unwrap()).unwrap();
-    let mut gopt = dyng_read_options_default();
-    gopt.k = case.k.unwrap_or(0) as u32;
-    let mut g = ptr::null_mut();
-    let (mut mosp, mut batch) = (ptr::null_mut(), ptr::null_mut());
-    // SAFETY: live handles, valid C strings, writable outs; everything is freed below.
-    let outcome = unsafe {
-        (|| -> Result<Vec<(String, Vec<u8>)>, String> {
-            ok(dyng_graph_read(res, prefix.as_ptr(), DYNG_FORMAT_CSR_TEXT, &gopt, &mut g), "dyng_graph_read")?;
-            let mut info = dyng_graph_info_t { struct_size: std::mem::size_of::<dyng_graph_info_t>(), ..Default::default() };
-            ok(dyng_graph_info(g, &mut info), "dyng_graph_info")?;
-            let (n, kg) = (info.n, info.k as usize);
-            let k = case.k.map_or(kg, |k| k.min(kg));
-            let mut mo = dyng_mosp_options_default();
-            mo.k = k as u32;
-            mo.preferences = case.pref.as_ptr();
-            mo.num_preferences = case.pref.len();
-            ok(dyng_mosp_compute(res, g, case.source as i32, &mo, &mut mosp), "dyng_mosp_compute")?;
-            let dir = CString::new(case.changes.to_str().unwrap()).unwrap();
-            ok(dyng_batch_read(dir.as_ptr(), g, &mut batch), "dyng_batch_read")?;
-            let mut b: dyng_batch_t = std::mem::zeroed();
-            b.struct_size = std::mem::size_of::<dyng_batch_t>();
-            ok(dyng_batch_buffer_get(batch, &mut b), "dyng_batch_buffer_get")?;
-            ok(dyng_update(res, g, &b, &mosp, 1, ptr::null_mut()), "dyng_update")?;
-            let mut files = Vec::new();
-            for j in 0..k as u32 {
-                let d: Vec<i64> = view(res, mosp, DYNG_ARRAY_DISTANCES, j)?;
-                let p: Vec<i32> = view(res, mosp, DYNG_ARRAY_PARENTS, j)?;
-                files.push((format!("obj{j}/distancesUpdated.txt"), dyng::io::trees::format_distances(&d)));
-                files.push((format!("obj{j}/SSSPTreeUpdated.txt"), dyng::io::trees::format_parents(&p)));
-            }
-            let cd: Vec<i64> = view(res, mosp, DYNG_ARRAY_COMBINED_DISTANCES, 0)?;
-            let cp: Vec<i32> = view(res, mosp, DYNG_ARRAY_COMBINED_PARENTS, 0)?;
-            let costs: Vec<i64> = view(res, mosp, DYNG_ARRAY_PATH_COSTS, 0)?;
-            files.push(("combinedGraph/distancesCsr.txt".into(), dyng::io::trees::format_distances(&cd)));
-            files.push(("combinedGraph/SSSPTreeCsr.txt".into(), dyng::io::trees::format_parents(&cp)));
-            files.push(("combinedGraph/mospCosts.txt".into(), dyng::io::trees::format_costs(n, kg, &costs)));
-            Ok(files)
-        })()
-    };
-    // SAFETY: NULL or live handles created above; _free(NULL) is a no-op.
-    unsafe {
-        dyng_result_free(mosp);
-        dyng_batch_buffer_free(batch);
-        dyng_graph_free(g);
-    }
-    outcome
-}
-
-/// The MANIFEST's `init` column per case name (`perturbed` trees are not a fresh compute's).
-fn manifest_init() -> std::collections::BTreeMap<String, String> {
-    let text = std::fs::read_to_string(local_golden().join("MANIFEST.tsv")).unwrap();
-    let mut lines = text.lines();
-    let head: Vec<&str> = lines.next().unwrap().split('\t').collect();
-    let col = head.iter().position(|h| *h == "init").unwrap();
-    lines
-        .map(|l| l.split('\t').collect::<Vec<_>>())
-        .map(|f| (f[0].to_string(), f[col].to_string()))
-        .collect()
-}
-
-#[test]
-fn canonical_golden_cases_through_the_worker() {
-    let init = manifest_init();
-    let res = worker_resources();
+/// Every case of `groups` through the worker and in process (sequential engine on both sides):
+/// the same files (and the expected sha256), the same counters, or the same error.
+fn compare_groups(groups: &[std::path::PathBuf]) -> usize {
+    let worker = worker_resources_on(DYNG_BACKEND_SEQUENTIAL);
+    let mut local = ptr::null_mut();
+    let mut lopt = dyng_resources_options_default();
+    lopt.backend = DYNG_BACKEND_SEQUENTIAL;
+    // SAFETY: valid options and out pointer.
+    ok(unsafe { dyng_resources_create(&lopt, &mut local) }, "local resources").unwrap();
     let (mut runs, mut failures) = (0, Vec::new());
-    for group in ["thesis", "handmade", "small"] {
-        for case in cases(&local_golden().join(group)) {
-            if case.is_error() || case.canonicalize || init.get(&case.name).map(String::as_str) != Some("dijkstra") {
-                continue;
-            }
+    for group in groups {
+        for case in cases(group) {
             runs += 1;
-            // SAFETY: `res` is a live worker resources handle.
-            match unsafe { run_case(res, &case) } {
-                Err(e) => failures.push(format!("{}: {e}", case.name)),
-                Ok(files) => {
-                    let files: std::collections::BTreeMap<_, _> = files.into_iter().collect();
+            // SAFETY: both handles are live until freed below.
+            let (w, l) = unsafe { (run_golden_case(worker, &case), run_golden_case(local, &case)) };
+            match (w, l) {
+                (Ok(w), Ok(l)) => {
+                    let files: std::collections::BTreeMap<_, _> = w.files.into_iter().collect();
                     for (rel, digest) in case.expected_sums() {
                         if files.get(&rel).map(|b| sha256_hex(b)) != Some(digest) {
                             failures.push(format!("{}: {rel} differs", case.name));
                         }
                     }
+                    if w.counters != l.counters {
+                        failures.push(format!("{}: counters {:?} in the worker, {:?} in process", case.name, w.counters, l.counters));
+                    }
                 }
+                (Err(w), Err(l)) if w == l => {}
+                (w, l) => failures.push(format!("{}: worker {:?}, in process {:?}", case.name, w.map(|_| "ok"), l.map(|_| "ok"))),
             }
         }
     }
     // SAFETY: created above, no longer used.
-    unsafe { dyng_resources_free(res) };
+    unsafe {
+        dyng_resources_free(worker);
+        dyng_resources_free(local);
+    }
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
-    assert_eq!(runs, 54, "canonical cases of thesis, handmade and small");
+    runs
+}
+
+#[test]
+fn every_golden_case_through_the_worker() {
+    let groups: Vec<_> = ["thesis", "handmade", "small", "errors", "quirks"].iter().map(|g| local_golden().join(g)).collect();
+    assert_eq!(compare_groups(&groups), 3 + 15 + 60 + 25 + 2);
+}
+
+#[test]
+fn digest_groups_through_the_worker() {
+    let Some(shared) = shared_golden() else {
+        println!("notice: usroads-k3 and bremen-k2 skipped: set DYNG_GOLDEN_DIR or provide ../shared/golden");
+        return;
+    };
+    assert_eq!(compare_groups(&[shared.join("usroads-k3"), shared.join("bremen-k2")]), 6 + 2);
+}
+
+/// Counters through the worker equal the in-process ones (sequential engine on both sides) for
+/// computed trees, a MOSP result combined from them (which reports the trees' counters summed
+/// until its first update), and `dyng_update` with a stats array; they are read only on demand.
+#[test]
+fn counters_of_computed_trees_and_updates_equal_in_process() {
+    let w = objective_major();
+    let b = thesis_batch();
+    // SAFETY (whole test): every handle is live until freed at the end; outs are writable.
+    unsafe {
+        let mut lopt = dyng_resources_options_default();
+        lopt.backend = DYNG_BACKEND_SEQUENTIAL;
+        let mut local = ptr::null_mut();
+        ok(dyng_resources_create(&lopt, &mut local), "local").unwrap();
+        let remote = worker_resources_on(DYNG_BACKEND_SEQUENTIAL);
+        let mut seen = Vec::new();
+        for res in [local, remote] {
+            let g = thesis_graph(res, &w).unwrap();
+            let mut trees = Vec::new();
+            let mut counters = Vec::new();
+            for j in 0..K as u32 {
+                let mut opt = dyng_sssp_options_default();
+                opt.delta = 2 + j as i64; // each tree keeps its own bucket width
+                let mut t = ptr::null_mut();
+                ok(dyng_sssp_compute(res, g, 0, j, &opt, &mut t), "compute").unwrap();
+                trees.push(t);
+            }
+            let tc: Vec<*const dyng_result_t> = trees.iter().map(|&t| t as *const _).collect();
+            let mut m = ptr::null_mut();
+            ok(dyng_mosp_from_trees(res, g, 0, tc.as_ptr(), K, ptr::null(), 0, &mut m), "from_trees").unwrap();
+            let mut all = trees.clone();
+            all.push(m);
+            for &r in &all {
+                let mut ri: dyng_result_info_t = std::mem::zeroed();
+                ri.struct_size = std::mem::size_of::<dyng_result_info_t>();
+                ok(dyng_result_info(r, &mut ri), "info").unwrap();
+                counters.push(format!("{:?}", stats_tuple(&ri.last_stats)));
+            }
+            let mut st = [dyng_update_stats_t { struct_size: std::mem::size_of::<dyng_update_stats_t>(), ..Default::default() }; K + 1];
+            ok(dyng_update(res, g, &b, all.as_ptr(), all.len(), st.as_mut_ptr()), "update").unwrap();
+            counters.extend(st.iter().map(|s| format!("{:?}", stats_tuple(s))));
+            counters.push(format!("{:?}", view::<i64>(res, m, DYNG_ARRAY_COMBINED_DISTANCES, 0).unwrap()));
+            assert!(st.iter().any(|s| s.pushes > 0), "the update must do work");
+            for r in all {
+                dyng_result_free(r);
+            }
+            dyng_graph_free(g);
+            seen.push(counters);
+        }
+        assert!(seen[0].iter().take(K).any(|c| !c.starts_with("(0, 0, 0")), "computes report counters: {:?}", seen[0]);
+        assert_eq!(seen[1], seen[0], "worker vs in-process");
+        dyng_resources_free(local);
+        dyng_resources_free(remote);
+    }
+}
+
+fn stats_tuple(s: &dyng_update_stats_t) -> (i64, i64, i64, i64, i64, bool, bool) {
+    (s.invalidated, s.affected, s.iterations, s.epochs, s.pushes, s.packed_parents, s.fallback_used)
 }

@@ -480,3 +480,139 @@ fn role_out_of_fds() {
     assert_eq!(c.copy_i64(r.id, kind::DIST, 0).unwrap(), expect);
     println!("role nofile done");
 }
+
+/// A golden case whose initial trees are not canonical (MANIFEST init = perturbed).
+fn perturbed_case() -> dyng::io::case::MospInputs {
+    let case = common::cases(&common::local_golden().join("small")).into_iter().find(|c| c.name == "small/s010").unwrap();
+    let paths = dyng::io::case::CasePaths { graph: &case.graph, changes: &case.changes, init: &case.init, cache: None };
+    dyng::io::case::read_mosp_inputs(&paths, case.k, case.source).unwrap()
+}
+
+fn tree_slices(init: &[(Vec<i64>, Vec<i32>)]) -> Vec<(&[i64], &[i32])> {
+    init.iter().map(|(d, p)| (&d[..], &p[..])).collect()
+}
+
+/// Adopted trees are journaled with their arrays: a SIGKILLed worker's replacement adopts them
+/// again at their epoch and replays the updates they went through, so the results (which a
+/// recompute would not give: the trees keep non-canonical tie parents) and their ids survive;
+/// an adopted result left out of an update is stale after the replay too.
+#[test]
+fn adopted_trees_survive_a_killed_worker() {
+    let _serial = serial();
+    let inp = perturbed_case();
+    let (src, k) = (inp.source, inp.k);
+    let res = Resources::sequential();
+    let mut lg = Graph::new(inp.graph.csr().clone());
+    let sopt = SsspOptions::default();
+    let adopt = |g: &Graph, j: usize| SsspResult::from_arrays(g, src, j, inp.init[j].0.clone(), inp.init[j].1.clone(), false, &sopt).unwrap();
+    let trees: Vec<SsspResult> = (0..k).map(|j| adopt(&lg, j)).collect();
+    assert!(trees.iter().any(|t| !t.is_canonical()), "the case must exercise non-canonical trees");
+    let mut m = MospResult::from_trees(&res, &lg, src, trees, &[]).unwrap();
+    let mut s = adopt(&lg, 1);
+    let c = Client::spawn(opts()).unwrap();
+    c.load_graph(lg.csr()).unwrap();
+    let rm = c.adopt_mosp(src, &tree_slices(&inp.init), false, &vec![None; k], &[]).unwrap();
+    let rs = c.adopt_sssp(src, 1, &inp.init[1].0, &inp.init[1].1, false, &sopt).unwrap();
+    assert_eq!(rm.scale, m.preferences().scale() as u32);
+    assert_mosp_equal(&c, rm.id, &m, "adopted");
+    let batches = [inp.batch.clone(), batch(lg.csr(), 8, 8, 1)];
+    let stale = c.adopt_sssp(src, 0, &inp.init[0].0, &inp.init[0].1, true, &sopt).unwrap();
+    for b in &batches {
+        dyng::update(&res, &mut lg, &b.view(), &mut [ResultMut::Mosp(&mut m), ResultMut::Sssp(&mut s)]).unwrap();
+        c.update(&b.view(), &[rm.id, rs.id]).unwrap();
+    }
+    // A recompute of the final graph differs, so a replay that recomputed would be caught.
+    let fresh = MospResult::compute(&res, &lg, src, &MospOptions::default()).unwrap();
+    assert!((0..k).any(|j| fresh.tree(j).parents() != m.tree(j).parents()), "the adopted ties must persist");
+    let pid = c.worker_pid().unwrap();
+    let gen = c.generation();
+    // SAFETY (test): SIGKILL to the worker we spawned.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    assert!(wait_gone(pid, Duration::from_secs(2)).is_some());
+    assert_mosp_equal(&c, rm.id, &m, "after restart");
+    assert_eq!(c.generation(), gen + 1);
+    let v = c.view(rs.id, 0, 0).unwrap();
+    assert_eq!(v.i64s(kind::DIST).unwrap(), s.distances());
+    assert_eq!(v.i32s(kind::PARENT).unwrap(), s.parents());
+    drop(v);
+    assert_eq!(c.view(stale.id, 0, 0).unwrap_err().kind(), dyng::ErrorKind::StaleResult);
+    // The replayed results keep being updated like the in-process ones.
+    let b = batch(lg.csr(), 8, 8, 2);
+    dyng::update(&res, &mut lg, &b.view(), &mut [ResultMut::Mosp(&mut m), ResultMut::Sssp(&mut s)]).unwrap();
+    c.update(&b.view(), &[rm.id, rs.id]).unwrap();
+    assert_mosp_equal(&c, rm.id, &m, "update after restart");
+    assert_eq!(c.copy_i32(rs.id, kind::PARENT, 0).unwrap(), s.parents());
+}
+
+/// Adoption errors come back with the in-process status and text.
+#[test]
+fn adoption_errors_equal_in_process() {
+    let inp = perturbed_case();
+    let (src, k) = (inp.source, inp.k);
+    let g = Graph::new(inp.graph.csr().clone());
+    let c = Client::spawn(opts()).unwrap();
+    c.load_graph(g.csr()).unwrap();
+    let mut bad = inp.init.clone();
+    bad[1].1[7] = 7; // a self-parent: a cycle
+    let sopt = SsspOptions::default();
+    let local = SsspResult::from_arrays(&g, src, 1, bad[1].0.clone(), bad[1].1.clone(), false, &sopt).unwrap_err();
+    let remote = c.adopt_sssp(src, 1, &bad[1].0, &bad[1].1, false, &sopt).unwrap_err();
+    assert_eq!((remote.kind(), remote.to_string()), (local.kind(), local.to_string()));
+    let remote = c.adopt_mosp(src, &tree_slices(&bad), false, &vec![None; k], &[]).unwrap_err();
+    assert_eq!((remote.kind(), remote.to_string()), (local.kind(), local.to_string()));
+    // Preferences are checked by `from_trees` after the trees, as in-process.
+    let trees: Vec<SsspResult> = (0..k)
+        .map(|j| SsspResult::from_arrays(&g, src, j, inp.init[j].0.clone(), inp.init[j].1.clone(), false, &sopt).unwrap())
+        .collect();
+    let local = MospResult::from_trees(&Resources::sequential(), &g, src, trees, &[1, 2]).unwrap_err();
+    let remote = c.adopt_mosp(src, &tree_slices(&inp.init), false, &vec![None; k], &[1, 2]).unwrap_err();
+    assert_eq!((remote.kind(), remote.to_string()), (local.kind(), local.to_string()));
+    let remote = c.adopt_sssp(src, 1, &bad[1].0[1..], &bad[1].1, false, &sopt).unwrap_err();
+    assert_eq!(remote.kind(), dyng::ErrorKind::InvalidArgument, "{remote}");
+}
+
+/// STATS through the worker on the sequential engine equal the in-process counters of the same
+/// compute, adoption and update.
+#[test]
+fn result_stats_equal_in_process_on_the_sequential_engine() {
+    let inp = perturbed_case();
+    let (src, k) = (inp.source, inp.k);
+    let res = Resources::sequential();
+    let mut lg = Graph::new(inp.graph.csr().clone());
+    let sopt = SsspOptions::default();
+    let trees: Vec<SsspResult> = (0..k)
+        .map(|j| SsspResult::from_arrays(&lg, src, j, inp.init[j].0.clone(), inp.init[j].1.clone(), false, &sopt).unwrap())
+        .collect();
+    let mut m = MospResult::from_trees(&res, &lg, src, trees, &[]).unwrap();
+    let mut s = SsspResult::compute(&res, &lg, src, 2, &sopt).unwrap();
+    let c = Client::spawn(WorkerOptions { backend: dyng::worker::messages::BACKEND_SEQUENTIAL, ..opts() }).unwrap();
+    c.load_graph(lg.csr()).unwrap();
+    let rm = c.adopt_mosp(src, &tree_slices(&inp.init), false, &vec![None; k], &[]).unwrap();
+    let rs = c.sssp_compute(src, 2, &sopt).unwrap();
+    let check = |c: &Client, m: &MospResult, s: &SsspResult, what: &str| {
+        let w = c.result_stats(rs.id).unwrap();
+        assert_eq!(w.kind, 1);
+        assert_eq!(w.objectives.len(), 1);
+        assert_same(&w.objectives[0], &s.stats(), what);
+        let w = c.result_stats(rm.id).unwrap();
+        assert_eq!(w.objectives.len(), k);
+        for (j, o) in w.objectives.iter().enumerate() {
+            assert_eq!(o.objective as usize, j);
+            assert_same(o, &m.objective_stats()[j], what);
+        }
+        let (cw, cs) = (w.combined.unwrap(), m.combine_stats());
+        assert_eq!((cw.edges, cw.scale as u64, cw.delta, cw.iterations, cw.pushes), (cs.edges as u64, cs.scale, cs.delta, cs.search.iterations as u64, cs.search.pushes as u64), "{what}: combined");
+    };
+    check(&c, &m, &s, "after compute and adoption");
+    dyng::update(&res, &mut lg, &inp.batch.view(), &mut [ResultMut::Mosp(&mut m), ResultMut::Sssp(&mut s)]).unwrap();
+    c.update(&inp.batch.view(), &[rm.id, rs.id]).unwrap();
+    assert!(m.objective_stats().iter().any(|t| t.pushes > 0 && t.affected > 0), "the update must do work");
+    check(&c, &m, &s, "after the update");
+    assert_eq!(c.result_stats(999).unwrap_err().kind(), dyng::ErrorKind::StaleResult, "unknown id = NOT_FOUND");
+}
+
+fn assert_same(w: &dyng::worker::messages::ObjectiveStats, s: &dyng::UpdateStats, what: &str) {
+    let got = (w.invalidated as i64, w.affected as i64, w.iterations as i64, w.epochs as i64, w.pushes as i64, w.packed, w.fallback_used);
+    let want = (s.invalidated, s.affected, s.iterations, s.epochs, s.pushes, s.packed_parents, s.fallback_used);
+    assert_eq!(got, want, "{what}");
+}

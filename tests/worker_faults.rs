@@ -484,3 +484,41 @@ fn double_kill_of_host_and_worker_leaves_nothing() {
         }
     }
 }
+
+/// A worker that does not announce the ADOPT extension (as one built before it): adoption is
+/// refused host-side with NOT_SUPPORTED before anything is sent, and the rest keeps working.
+#[test]
+fn a_worker_without_the_adopt_capability_gives_not_supported() {
+    let mut o = opts();
+    o.env.push(("DYNG_TEST_NO_ADOPT".into(), "1".into()));
+    o.backend = dyng::worker::messages::BACKEND_SEQUENTIAL; // downgraded to CPU for this worker
+    let c = Client::spawn(o).unwrap();
+    let g = grid(6, 6, 1, 3);
+    c.load_graph(&g).unwrap();
+    let r = c.sssp_compute(0, 0, &dyng::SsspOptions::default()).unwrap();
+    let (d, p) = (c.copy_i64(r.id, kind::DIST, 0).unwrap(), c.copy_i32(r.id, kind::PARENT, 0).unwrap());
+    let e = c.adopt_sssp(0, 0, &d, &p, false, &dyng::SsspOptions::default()).unwrap_err();
+    assert_eq!(e.kind(), dyng::ErrorKind::NotSupported, "{e}");
+    assert!(e.to_string().contains("ADOPT capability"), "{e}");
+    let e = c.adopt_mosp(0, &[(&d[..], &p[..])], false, &[None], &[]).unwrap_err();
+    assert_eq!(e.kind(), dyng::ErrorKind::NotSupported, "{e}");
+    assert_eq!(c.worker_stats().unwrap().results, 1, "nothing was adopted");
+    assert_eq!(c.generation(), 1, "a refusal is not a crash");
+}
+
+/// An adoption in flight when the worker is SIGKILLed is retried on the replacement with its
+/// input block, and gives the in-process tree.
+#[test]
+fn sigkill_mid_adopt_is_retried() {
+    let _serial = serial();
+    let g = grid(12, 12, 1, 4);
+    let lg = Graph::new(g.clone());
+    let s = dyng::SsspResult::compute(&Resources::sequential(), &lg, 0, 0, &dyng::SsspOptions::default()).unwrap();
+    // W3 hits: LOAD (1), ADOPT_SSSP (2).
+    let c = Client::spawn(with_fault("W3:SIGKILL_SELF:2:1")).unwrap();
+    c.load_graph(&g).unwrap();
+    let r = c.adopt_sssp(0, 0, s.distances(), s.parents(), false, &dyng::SsspOptions::default()).unwrap();
+    assert_eq!(c.generation(), 2, "the fault fired and the call was retried");
+    assert_eq!(c.copy_i32(r.id, kind::PARENT, 0).unwrap(), s.parents());
+    assert_eq!(c.copy_i64(r.id, kind::DIST, 0).unwrap(), s.distances());
+}

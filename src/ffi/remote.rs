@@ -12,7 +12,8 @@
 use super::boundary::{invalid, FfiResult};
 use super::consts::*;
 use crate::error::Error;
-use crate::graph::Csr;
+use crate::graph::{Csr, Graph};
+use crate::sssp::UpdateStats;
 use crate::worker::{kind, Client, WorkerOptions};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -96,6 +97,25 @@ impl Drop for RemoteGraph {
     }
 }
 
+impl RemoteGraph {
+    /// The handle of result `id`, just created in the worker on this graph (`g` is its host
+    /// mirror, at the state the worker is at). `stats`: the counters when the host knows them
+    /// without asking (`None`: fetched from the worker when first asked for).
+    pub(crate) fn result(&self, id: u64, g: &Graph, source: usize, shape: Shape, delta: Option<i64>, stats: Option<UpdateStats>) -> RemoteRes {
+        RemoteRes {
+            client: self.client.clone(),
+            id,
+            graph_token: self.token,
+            source,
+            shape,
+            n: g.n(),
+            graph_version: g.version(),
+            delta,
+            stats: Mutex::new(stats),
+        }
+    }
+}
+
 /// What a remote result is, as known host-side.
 #[derive(Clone, Copy)]
 pub(crate) enum Shape {
@@ -113,6 +133,47 @@ pub(crate) struct RemoteRes {
     pub(crate) n: usize,
     /// Host graph version the result is current at (mirrors the worker's epoch check).
     pub(crate) graph_version: u64,
+    /// The bucket width it was computed or adopted with (SSSP; a MOSP adoption of the tree keeps
+    /// it, as `from_trees` keeps the tree's in-process).
+    pub(crate) delta: Option<i64>,
+    /// Counters of the last compute, adoption or update, once known: reading them costs a STATS
+    /// call, so they are fetched only when a caller asks (`dyng_result_info`, `dyng_update` with
+    /// a stats array) and kept until the next update.
+    stats: Mutex<Option<UpdateStats>>,
+}
+
+impl RemoteRes {
+    /// The counters `dyng_result_info` and `dyng_update` report (MOSP: summed over the K
+    /// objectives, as in-process).
+    pub(crate) fn last_stats(&self) -> crate::Result<UpdateStats> {
+        let mut cached = self.stats.lock();
+        if let Some(s) = *cached {
+            return Ok(s);
+        }
+        let w = self.client.result_stats(self.id)?;
+        let each: Vec<UpdateStats> = w
+            .objectives
+            .iter()
+            .map(|o| UpdateStats {
+                invalidated: o.invalidated as i64,
+                affected: o.affected as i64,
+                iterations: o.iterations as i64,
+                epochs: o.epochs as i64,
+                pushes: o.pushes as i64,
+                packed_parents: o.packed,
+                fallback_used: o.fallback_used,
+                elapsed_ns: 0,
+            })
+            .collect();
+        let s = UpdateStats::sum(&each);
+        *cached = Some(s);
+        Ok(s)
+    }
+
+    /// An update changed the counters: the next read asks the worker.
+    pub(crate) fn forget_stats(&self) {
+        *self.stats.lock() = None;
+    }
 }
 
 impl Drop for RemoteRes {
@@ -176,12 +237,4 @@ pub(crate) fn locate(r: &RemoteRes, array: u32, k: u32, func: &str) -> FfiResult
         }
     };
     Ok((kd, 1u32 << (kd - 1), objective))
-}
-
-/// The message of calls v1 worker isolation cannot forward.
-pub(crate) fn not_supported(func: &str, why: &str) -> super::boundary::Fail {
-    Error::NotSupported(format!(
-        "dyng: {func}: not supported under worker isolation ({why}); use in-process resources"
-    ))
-    .into()
 }

@@ -143,7 +143,11 @@ fn build(opt: &dyng_resources_options_t) -> FfiResult<ResourcesHandle> {
     crate::worker::resolve_worker_path(worker_path.as_deref())?;
     let mut wopt = WorkerOptions {
         worker_path,
-        backend: if backend == Backend::Cuda { 2 } else { 1 },
+        backend: match backend {
+            Backend::Sequential => crate::worker::messages::BACKEND_SEQUENTIAL,
+            Backend::Parallel => crate::worker::messages::BACKEND_CPU,
+            Backend::Cuda => crate::worker::messages::BACKEND_CUDA,
+        },
         ..WorkerOptions::default()
     };
     if opt.worker_start_timeout_ms != 0 {
@@ -200,7 +204,8 @@ pub extern "C" fn dyng_resources_options_default() -> dyng_resources_options_t {
 /// Creates a resources handle from `opt` (NULL = defaults) into `*out`. CUDA returns
 /// `DYNG_ERR_NOT_SUPPORTED` in this build. With `DYNG_ISOLATION_WORKER` the worker executable is
 /// located now (`DYNG_ERR_NOT_SUPPORTED` if none is found) and spawned on first use or by
-/// `dyng_resources_warm_up`; clones share it. Thread safety: thread-safe.
+/// `dyng_resources_warm_up`; clones share it; the worker runs `backend` (the parallel backend
+/// on all of the worker's cores: `num_threads` is not passed on). Thread safety: thread-safe.
 ///
 /// # Safety
 /// `opt` is NULL or a readable options struct; `out` is a writable pointer.

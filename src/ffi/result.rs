@@ -6,8 +6,8 @@
 //! alias.
 //!
 //! Under worker isolation a result handle holds a [`RemoteRes`] (the worker's result id and the
-//! shape known host-side); compute, update, info, path and free are forwarded (`remote.rs`).
-//! Worker results report zeroed update stats: v1's client does not fetch per-result STATS.
+//! shape known host-side); compute, adoption, update, info, path and free are forwarded
+//! (`remote.rs`). A worker result's stats are read with STATS only when a caller asks for them.
 
 use super::batch::{batch_view, dyng_batch_t};
 use super::boundary::{
@@ -17,10 +17,11 @@ use super::boundary::{
 use super::consts::*;
 use super::graph::{dyng_graph_t, graph_handle, vertex, GraphHandle};
 use super::handle::{self, impl_handle};
-use super::remote::{self, not_supported, RemoteRes, Shape};
-use super::resources::{dyng_resources_t, resources, resources_handle};
+use super::remote::{self, RemoteRes, Shape};
+use super::resources::{dyng_resources_t, resources};
 use crate::graph::{apply_batch, Graph};
-use crate::mosp::{MospOptions, MospResult};
+use crate::mosp::{check_trees, MospOptions, MospResult, TreeFacts};
+use crate::worker::kind;
 use crate::sssp::{Fallback, SsspOptions, SsspResult, UpdateStats};
 use crate::update::{update, ResultMut};
 
@@ -233,6 +234,7 @@ unsafe fn emit(out: *mut *mut dyng_result_t, result: AnyResult) {
     let last_stats = match &result {
         AnyResult::Sssp(s) => s.stats(),
         AnyResult::Mosp(m) => UpdateStats::sum(&m.objective_stats()),
+        // Unused: a worker result keeps its own (lazily read) counters.
         AnyResult::Remote(_) => UpdateStats::default(),
     };
     // SAFETY: forwarded contract.
@@ -283,15 +285,8 @@ pub unsafe extern "C" fn dyng_sssp_compute(
             };
             if let Some(rg) = &gh.remote {
                 let rr = rg.client.sssp_compute(source, objective, &sopt)?;
-                emit(out, AnyResult::Remote(RemoteRes {
-                    client: rg.client.clone(),
-                    id: rr.id,
-                    graph_token: rg.token,
-                    source,
-                    shape: Shape::Sssp { objective },
-                    n: g.n(),
-                    graph_version: g.version(),
-                }));
+                let shape = Shape::Sssp { objective };
+                emit(out, AnyResult::Remote(rg.result(rr.id, g, source, shape, sopt.delta, None)));
                 return Ok(());
             }
             emit(
@@ -342,15 +337,8 @@ pub unsafe extern "C" fn dyng_mosp_compute(
             };
             if let Some(rg) = &gh.remote {
                 let rr = rg.client.mosp_compute(source, &mopt)?;
-                emit(out, AnyResult::Remote(RemoteRes {
-                    client: rg.client.clone(),
-                    id: rr.id,
-                    graph_token: rg.token,
-                    source,
-                    shape: Shape::Mosp { k: rr.k, graph_k: g.k() },
-                    n: g.n(),
-                    graph_version: g.version(),
-                }));
+                let shape = Shape::Mosp { k: rr.k, graph_k: g.k() };
+                emit(out, AnyResult::Remote(rg.result(rr.id, g, source, shape, mopt.delta, None)));
                 return Ok(());
             }
             emit(
@@ -365,8 +353,9 @@ pub unsafe extern "C" fn dyng_mosp_compute(
 /// Adopts an existing tree of `objective` (n distances, n parents; -1 = no parent) on `g`'s
 /// current state as a new result `*out`, after checking it is a valid shortest-path tree rooted at
 /// `source`. With `canonicalize`, parents first move to the lowest-id tight in-neighbour. The
-/// arrays are copied. Under worker isolation: `DYNG_ERR_NOT_SUPPORTED` (no v1 protocol op).
-/// Thread safety: thread-safe on a graph nobody updates.
+/// arrays are copied. On a graph resident in a worker the arrays are sent to it (ADOPT_SSSP) and
+/// checked there by the same code, with the same errors. Thread safety: thread-safe on a graph
+/// nobody updates.
 ///
 /// # Safety
 /// `res` and `g` are NULL or dyng handles; `dist` and `parent` are NULL or hold n readable
@@ -386,28 +375,24 @@ pub unsafe extern "C" fn dyng_sssp_from_arrays(
     guard(F, || {
         // SAFETY: caller contract for every pointer below.
         unsafe {
-            let rh = resources_handle(res, F)?;
+            resources(res, F)?;
             let gh = graph_handle(g, F)?;
-            if rh.worker.is_some() || gh.remote.is_some() {
-                return Err(not_supported(F, "the v1 worker protocol has no op that adopts caller arrays"));
-            }
             let g = &gh.graph;
             non_null(dist, F, "dist")?;
             non_null(parent, F, "parent")?;
             non_null(out, F, "out")?;
             let source = vertex(source, g.n(), "source", F)?;
             let objective = objective_index(objective, g, F)?;
-            let dist = slice(dist, g.n(), F, "dist")?.to_vec();
-            let parent = slice(parent, g.n(), F, "parent")?.to_vec();
-            let r = SsspResult::from_arrays(
-                g,
-                source,
-                objective,
-                dist,
-                parent,
-                canonicalize,
-                &SsspOptions::default(),
-            )?;
+            let dist = slice(dist, g.n(), F, "dist")?;
+            let parent = slice(parent, g.n(), F, "parent")?;
+            let sopt = SsspOptions::default();
+            if let Some(rg) = &gh.remote {
+                let rr = rg.client.adopt_sssp(source, objective, dist, parent, canonicalize, &sopt)?;
+                let shape = Shape::Sssp { objective };
+                emit(out, AnyResult::Remote(rg.result(rr.id, g, source, shape, sopt.delta, None)));
+                return Ok(());
+            }
+            let r = SsspResult::from_arrays(g, source, objective, dist.to_vec(), parent.to_vec(), canonicalize, &sopt)?;
             emit(out, AnyResult::Sssp(r));
         }
         Ok(())
@@ -418,9 +403,10 @@ pub unsafe extern "C" fn dyng_sssp_from_arrays(
 /// 0..k-1 in that order and all from `source` (typically adopted with `dyng_sssp_from_arrays`, as a
 /// MOSP-style program holding its own trees does): the trees are copied, then combined (combined
 /// graph, MOSP tree, path costs). `preferences` is NULL (all ones) or holds `num_preferences` = k
-/// values >= 1 with lcm <= 2^20. The SSSP results stay valid and independent. Under worker
-/// isolation: `DYNG_ERR_NOT_SUPPORTED` (no v1 protocol op). Thread safety: thread-safe on a graph
-/// and results nobody updates.
+/// values >= 1 with lcm <= 2^20. The SSSP results stay valid and independent. On a graph resident
+/// in a worker the trees must be its results: they are checked host-side as in-process, their
+/// arrays are read from the worker and sent back with ADOPT_MOSP, which combines them there.
+/// Thread safety: thread-safe on a graph and results nobody updates.
 ///
 /// # Safety
 /// `res` and `g` are NULL or dyng handles; `trees` holds `k` readable pointers, each NULL or a
@@ -442,12 +428,8 @@ pub unsafe extern "C" fn dyng_mosp_from_trees(
     guard(F, || {
         // SAFETY: caller contract for every pointer below.
         unsafe {
-            let rh = resources_handle(res, F)?;
-            let r = &rh.res;
+            let r = resources(res, F)?;
             let gh = graph_handle(g, F)?;
-            if rh.worker.is_some() || gh.remote.is_some() {
-                return Err(not_supported(F, "the v1 worker protocol has no op that combines given trees"));
-            }
             let g = &gh.graph;
             non_null(out, F, "out")?;
             let source = vertex(source, g.n(), "source", F)?;
@@ -455,30 +437,91 @@ pub unsafe extern "C" fn dyng_mosp_from_trees(
                 return Err(invalid(format!("dyng: {F}: k = 0 trees; a MOSP result needs at least one")));
             }
             let ptrs = slice(trees, k, F, "trees")?;
-            let mut copies = Vec::with_capacity(k);
+            let mut handles = Vec::with_capacity(k);
             for (j, &p) in ptrs.iter().enumerate() {
                 let h: &ResultHandle = handle::get(p, F, &format!("trees[{j}]"))?;
-                match &h.result {
-                    AnyResult::Sssp(s) => copies.push(s.clone()),
-                    AnyResult::Mosp(_) => {
-                        return Err(invalid(format!(
-                            "dyng: {F}: trees[{j}] is a MOSP result; pass SSSP results"
-                        )))
-                    }
-                    AnyResult::Remote(_) => {
-                        return Err(not_supported(F, &format!("trees[{j}] is resident in a worker")))
-                    }
+                if matches!(h.result, AnyResult::Mosp(_) | AnyResult::Remote(RemoteRes { shape: Shape::Mosp { .. }, .. })) {
+                    return Err(invalid(format!("dyng: {F}: trees[{j}] is a MOSP result; pass SSSP results")));
                 }
+                handles.push(h);
             }
             let prefs = if preferences.is_null() {
                 &[][..]
             } else {
                 slice(preferences, num_preferences, F, "preferences")?
             };
+            if let Some(rg) = &gh.remote {
+                emit(out, AnyResult::Remote(mosp_from_remote_trees(rg, g, source, &handles, prefs)?));
+                return Ok(());
+            }
+            let mut copies = Vec::with_capacity(k);
+            for (j, h) in handles.iter().enumerate() {
+                match &h.result {
+                    AnyResult::Sssp(s) => copies.push(s.clone()),
+                    _ => {
+                        return Err(invalid(format!(
+                            "dyng: {F}: trees[{j}] is resident in a worker but g is an in-process graph; pass results of g"
+                        )))
+                    }
+                }
+            }
             emit(out, AnyResult::Mosp(MospResult::from_trees(r, g, source, copies, prefs)?));
         }
         Ok(())
     })
+}
+
+/// `dyng_mosp_from_trees` on a worker graph: `from_trees`' checks run host-side in its order
+/// (an in-process tree belongs to another graph), then the trees' arrays are read from the worker
+/// (one view each, mapped, not copied) and adopted with ADOPT_MOSP. The new result reports the
+/// trees' counters summed, as the in-process copy of the trees does, until its first update.
+fn mosp_from_remote_trees(
+    rg: &remote::RemoteGraph,
+    g: &crate::graph::Graph,
+    source: usize,
+    handles: &[&ResultHandle],
+    prefs: &[u32],
+) -> FfiResult<RemoteRes> {
+    let remote: Vec<Option<&RemoteRes>> = handles
+        .iter()
+        .map(|h| match &h.result {
+            AnyResult::Remote(rr) => Some(rr),
+            _ => None,
+        })
+        .collect();
+    let facts: Vec<TreeFacts> = handles
+        .iter()
+        .zip(&remote)
+        .map(|(h, rr)| match (rr, &h.result) {
+            (Some(rr), _) => TreeFacts {
+                objective: match rr.shape {
+                    Shape::Sssp { objective } => objective,
+                    Shape::Mosp { .. } => usize::MAX, // refused by the caller
+                },
+                source: rr.source,
+                current: rr.graph_token == rg.token && rr.graph_version == g.version(),
+            },
+            (None, AnyResult::Sssp(s)) => TreeFacts { objective: s.objective(), source: s.source(), current: false },
+            (None, _) => TreeFacts { objective: usize::MAX, source, current: false },
+        })
+        .collect();
+    check_trees(g, source, &facts, prefs)?;
+    // Every tree is current on this graph, so it is a result of this worker.
+    let trees: Vec<&RemoteRes> = remote.into_iter().flatten().collect();
+    let views = trees
+        .iter()
+        .map(|rr| rr.client.view(rr.id, (1 << (kind::DIST - 1)) | (1 << (kind::PARENT - 1)), 0))
+        .collect::<crate::Result<Vec<_>>>()?;
+    let missing = || crate::Error::Protocol("dyng worker: a tree view lacks its distances or parents".into());
+    let arrays = views
+        .iter()
+        .map(|v| Ok((v.i64s(kind::DIST).ok_or_else(missing)?, v.i32s(kind::PARENT).ok_or_else(missing)?)))
+        .collect::<crate::Result<Vec<_>>>()?;
+    let deltas: Vec<Option<i64>> = trees.iter().map(|rr| rr.delta).collect();
+    let each = trees.iter().map(|rr| rr.last_stats()).collect::<crate::Result<Vec<_>>>()?;
+    let rr = rg.client.adopt_mosp(source, &arrays, false, &deltas, prefs)?;
+    let shape = Shape::Mosp { k: trees.len(), graph_k: g.k() };
+    Ok(rg.result(rr.id, g, source, shape, None, Some(UpdateStats::sum(&each))))
 }
 
 /// Gathers the result handles of a `dyng_update` call, refusing NULL, freed and repeated ones.
@@ -512,8 +555,9 @@ unsafe fn results_mut<'a>(
 /// any error, graph and results are as before. A result of another graph or of an older state gives
 /// `DYNG_ERR_STALE_RESULT`. For a graph resident in a worker, every listed result must be a worker
 /// result (mixing in-process and worker results is `DYNG_ERR_INVALID_ARGUMENT`); the batch is
-/// validated host-side, sent once, and the stats of worker results are zero. Thread safety: nobody
-/// else may use `g` or the listed results during the call.
+/// validated host-side and sent once; with `stats`, each result's counters are then read from the
+/// worker (STATS; if that read fails the update stays applied and the error says so). Thread
+/// safety: nobody else may use `g` or the listed results during the call.
 ///
 /// # Safety
 /// `res` and `g` are NULL or dyng handles; `batch` is NULL or a readable batch; `results` holds
@@ -537,9 +581,28 @@ pub unsafe extern "C" fn dyng_update(
             let view = batch_view(batch, gh.graph.k(), F)?;
             let stride = stats_stride(stats, count, F)?;
             let mut handles = results_mut(results, count, F)?;
-            let all = if gh.remote.is_some() {
-                update_remote(gh, &view, &mut handles, F)?
-            } else {
+            if gh.remote.is_some() {
+                update_remote(gh, &view, &mut handles, F)?;
+                if stride > 0 {
+                    for (i, h) in handles.iter().enumerate() {
+                        let AnyResult::Remote(rr) = &h.result else { continue };
+                        // The result is current, so only the worker's conditions can fail
+                        // this read; they say the update itself went through.
+                        let applied = |m: String| {
+                            format!("dyng: {F}: the update was applied, but reading the counters of results[{i}] failed: {m}")
+                        };
+                        let s = rr.last_stats().map_err(|e| match e {
+                            crate::Error::WorkerLost(m) => crate::Error::WorkerLost(applied(m)),
+                            crate::Error::Timeout(m) => crate::Error::Timeout(applied(m)),
+                            e => e,
+                        })?;
+                        let entry = (stats as *mut u8).add(i * stride) as *mut dyng_update_stats_t;
+                        write_versioned(entry, stride, stats_to_c(&s));
+                    }
+                }
+                return Ok(());
+            }
+            let all = {
                 if let Some(i) = handles.iter().position(|h| matches!(h.result, AnyResult::Remote(_))) {
                     return Err(invalid(format!(
                         "dyng: {F}: results[{i}] is resident in a worker but g is an in-process graph; \
@@ -573,13 +636,13 @@ pub unsafe extern "C" fn dyng_update(
 /// `dyng_update` on a worker graph: every listed result must be a current remote result of it.
 /// The batch is validated and applied host-side first (the in-process messages, and nothing sent
 /// for a bad batch), then sent once as UPDATE; the host copy is committed when the worker
-/// committed. Returns zeroed stats (v1 does not fetch per-result STATS).
+/// committed; the results' counters are then unknown until asked for.
 fn update_remote(
     gh: &mut GraphHandle,
     view: &crate::graph::BatchView<'_>,
     handles: &mut [&mut ResultHandle],
     func: &str,
-) -> FfiResult<Vec<UpdateStats>> {
+) -> FfiResult<()> {
     let Some(rg) = &gh.remote else {
         return Err(crate::Error::Internal(format!("dyng: {func}: graph is not remote")).into());
     };
@@ -624,11 +687,12 @@ fn update_remote(
         for h in handles.iter_mut() {
             if let AnyResult::Remote(rr) = &mut h.result {
                 rr.graph_version = gh.graph.version();
+                rr.forget_stats();
             }
         }
     }
     sent?;
-    Ok(vec![UpdateStats::default(); handles.len()])
+    Ok(())
 }
 
 unsafe fn stats_stride(
@@ -666,7 +730,9 @@ pub(crate) unsafe fn result<'a>(
 }
 
 /// Fills `*out` (set `out->struct_size` first): kind, source, objectives, graph version, last
-/// stats. Thread safety: thread-safe on a result nobody updates.
+/// stats. A worker result's stats are read from the worker on the first call after its compute,
+/// adoption or update (so that call can fail with the worker's conditions, e.g.
+/// `DYNG_ERR_WORKER_LOST`). Thread safety: thread-safe on a result nobody updates.
 ///
 /// # Safety
 /// `r` is NULL or a dyng handle; `out` is NULL or a writable struct of `out->struct_size` bytes.
@@ -682,7 +748,11 @@ pub unsafe extern "C" fn dyng_result_info(
             let h = result(r, F)?;
             non_null(out, F, "out")?;
             let size = output_size(out, F)?;
-            let mut stats = stats_to_c(&h.last_stats);
+            let last = match &h.result {
+                AnyResult::Remote(rr) => rr.last_stats()?,
+                _ => h.last_stats,
+            };
+            let mut stats = stats_to_c(&last);
             stats.struct_size = std::mem::size_of::<dyng_update_stats_t>();
             let info = match &h.result {
                 AnyResult::Sssp(s) => dyng_result_info_t {

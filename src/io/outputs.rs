@@ -95,17 +95,22 @@ pub fn write_outputs(dir: &Path, a: &MospArrays<'_>) -> Result<()> {
 /// The deterministic counters of a run with the keys of the golden corpus' `stats.txt`:
 /// `graph` is the updated graph, `inserts`/`deletes` the batch's line counts.
 pub fn mosp_stats_text(graph_n: usize, graph_m: usize, inserts: usize, deletes: usize, m: &MospResult) -> String {
+    let invalidated: Vec<i64> = m.objective_stats().iter().map(|s| s.invalidated).collect();
+    let cs = m.combine_stats();
+    stats_text(graph_n, graph_m, inserts, deletes, &invalidated, (cs.edges as u64, cs.scale, cs.delta))
+}
+
+/// [`mosp_stats_text`] from the counters themselves (as they come back from a worker):
+/// `invalidated` per objective (K entries), `combined` = (edges, L, delta).
+pub fn stats_text(graph_n: usize, graph_m: usize, inserts: usize, deletes: usize, invalidated: &[i64], combined: (u64, u64, i64)) -> String {
     let mut s = format!(
         "n={graph_n}\nm_updated={graph_m}\nK={}\ninserts={inserts}\ndeletes={deletes}\n",
-        m.k()
+        invalidated.len()
     );
-    for (j, st) in m.objective_stats().iter().enumerate() {
-        s += &format!("invalidated_obj{j}={}\n", st.invalidated);
+    for (j, v) in invalidated.iter().enumerate() {
+        s += &format!("invalidated_obj{j}={v}\n");
     }
-    let cs = m.combine_stats();
-    s += &format!(
-        "combined_edges={}\ncombined_L={}\ncombined_delta={}\n",
-        cs.edges, cs.scale, cs.delta
-    );
+    let (edges, scale, delta) = combined;
+    s += &format!("combined_edges={edges}\ncombined_L={scale}\ncombined_delta={delta}\n");
     s
 }

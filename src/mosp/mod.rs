@@ -57,6 +57,36 @@ fn resolve_k(graph: &Graph, k: Option<usize>) -> Result<usize> {
     Ok(k)
 }
 
+/// What [`MospResult::from_trees`] checks about one tree, known without its arrays: the C ABI
+/// checks trees resident in a worker with it before it fetches them.
+pub(crate) struct TreeFacts {
+    pub objective: usize,
+    pub source: usize,
+    /// Belongs to the graph's current state.
+    pub current: bool,
+}
+
+/// The checks of [`MospResult::from_trees`], in its order: source, K, preferences, each tree.
+pub(crate) fn check_trees(graph: &Graph, source: usize, trees: &[TreeFacts], preferences: &[u32]) -> Result<Preferences> {
+    check_source(graph, source)?;
+    let k = resolve_k(graph, Some(trees.len()))?;
+    let prefs = Preferences::new(k, preferences)?;
+    for (j, t) in trees.iter().enumerate() {
+        if t.objective != j || t.source != source {
+            return Err(Error::invalid(format!(
+                "dyng: tree {j} is for objective {} from source {}; want objective {j} from source {source}",
+                t.objective, t.source
+            )));
+        }
+        if !t.current {
+            return Err(Error::StaleResult(format!(
+                "dyng: tree {j} belongs to another graph or an older state of this graph"
+            )));
+        }
+    }
+    Ok(prefs)
+}
+
 impl MospResult {
     /// Computes the K trees from scratch and combines them.
     pub fn compute(res: &Resources, graph: &Graph, source: usize, opt: &MospOptions) -> Result<Self> {
@@ -82,22 +112,15 @@ impl MospResult {
         trees: Vec<SsspResult>,
         preferences: &[u32],
     ) -> Result<Self> {
-        check_source(graph, source)?;
-        let k = resolve_k(graph, Some(trees.len()))?;
-        let prefs = Preferences::new(k, preferences)?;
-        for (j, t) in trees.iter().enumerate() {
-            if t.objective != j || t.source != source {
-                return Err(Error::invalid(format!(
-                    "dyng: tree {j} is for objective {} from source {}; want objective {j} from source {source}",
-                    t.objective, t.source
-                )));
-            }
-            if t.graph_id != graph.id() || t.version != graph.version() {
-                return Err(Error::StaleResult(format!(
-                    "dyng: tree {j} belongs to another graph or an older state of this graph"
-                )));
-            }
-        }
+        let facts: Vec<TreeFacts> = trees
+            .iter()
+            .map(|t| TreeFacts {
+                objective: t.objective,
+                source: t.source,
+                current: t.graph_id == graph.id() && t.version == graph.version(),
+            })
+            .collect();
+        let prefs = check_trees(graph, source, &facts, preferences)?;
         Self::assemble(res, graph, source, prefs, trees)
     }
 

@@ -968,21 +968,27 @@ fn unpack_touched<E: Exec>(run: &Run<'_, E>, ws: &Workspace, dist: &mut [i64], p
         for i in r {
             let v = ws.candidates.get(i) as usize;
             ws.state[v].store(UNKNOWN, Relaxed);
-            let w = ws.packed[v].load(Relaxed);
-            let (d, par) = if w == PACKED_INF {
-                (DISTANCE_INF, -1)
-            } else {
-                (p.dist(w) as i64, p.parent(w))
-            };
-            if dist_a[v].load(Relaxed) != d || parent_a[v].load(Relaxed) != par {
-                local += 1;
-                dist_a[v].store(d, Relaxed);
-                parent_a[v].store(par, Relaxed);
-            }
+            local += write_word(p, ws.packed[v].load(Relaxed), &dist_a[v], &parent_a[v]);
         }
         changed.fetch_add(local, Relaxed);
     });
     changed.into_inner()
+}
+
+/// Writes one packed word back as distance and parent; 1 if they changed, else 0.
+#[inline]
+fn write_word(p: Packing, w: u64, dist: &AtomicI64, parent: &AtomicI32) -> usize {
+    let (d, par) = if w == PACKED_INF {
+        (DISTANCE_INF, -1)
+    } else {
+        (p.dist(w) as i64, p.parent(w))
+    };
+    if dist.load(Relaxed) == d && parent.load(Relaxed) == par {
+        return 0;
+    }
+    dist.store(d, Relaxed);
+    parent.store(par, Relaxed);
+    1
 }
 
 /// Writes the words back as distances and parents; returns how many vertices changed.
@@ -1002,17 +1008,7 @@ fn unpack<E: Exec>(
         run.exec.for_chunks(n, GRAIN_VERTICES, |r| {
             let mut local = 0;
             for v in r {
-                let w = ws.packed[v].load(Relaxed);
-                let (d, par) = if w == PACKED_INF {
-                    (DISTANCE_INF, -1)
-                } else {
-                    (p.dist(w) as i64, p.parent(w))
-                };
-                if dist_a[v].load(Relaxed) != d || parent_a[v].load(Relaxed) != par {
-                    local += 1;
-                }
-                dist_a[v].store(d, Relaxed);
-                parent_a[v].store(par, Relaxed);
+                local += write_word(p, ws.packed[v].load(Relaxed), &dist_a[v], &parent_a[v]);
             }
             changed.fetch_add(local, Relaxed);
         });

@@ -473,16 +473,26 @@ impl InputBlock {
 
     /// Array `kind` as i32 values (absent = empty).
     pub fn i32s(&self, kind: u16) -> Result<&[i32]> {
+        self.typed(kind, super::messages::DTYPE_I32, "I32")
+    }
+
+    /// Array `kind` as i64 values (absent = empty).
+    pub fn i64s(&self, kind: u16) -> Result<&[i64]> {
+        self.typed(kind, super::messages::DTYPE_I64, "I64")
+    }
+
+    /// `T` must be the Rust type of `dtype` (4 or 8 bytes).
+    fn typed<T>(&self, kind: u16, dtype: u8, name: &str) -> Result<&[T]> {
         match self.desc(kind) {
             None => Ok(&[]),
-            Some(d) if d.dtype == super::messages::DTYPE_I32 => {
+            Some(d) if d.dtype == dtype => {
                 let b = &self.map.bytes()[d.offset as usize..d.end()? as usize];
                 // SAFETY: the offset is 8-aligned within a page-aligned mapping, so the pointer is
-                // aligned for i32; the length is a whole number of i32; the mapping is sealed
-                // against writes and lives as long as `self`.
-                Ok(unsafe { std::slice::from_raw_parts(b.as_ptr() as *const i32, d.count as usize) })
+                // aligned for T (at most 8 bytes); the length is a whole number of T (the dtype
+                // matches); the mapping is sealed against writes and lives as long as `self`.
+                Ok(unsafe { std::slice::from_raw_parts(b.as_ptr() as *const T, d.count as usize) })
             }
-            Some(d) => Err(protocol(format!("input kind {} has dtype {}, want I32", d.kind, d.dtype))),
+            Some(d) => Err(protocol(format!("input kind {} has dtype {}, want {name}", d.kind, d.dtype))),
         }
     }
 

@@ -239,6 +239,11 @@ struct ResultDesc {
     params: OpParams,
     /// The epoch the result is current at (older than the graph = stale, as in-process).
     epoch: u64,
+    /// An adopted result: its input arrays and the epoch they were adopted at. An adopted tree
+    /// need not be canonical, so it cannot be recomputed at `epoch`; the replay adopts it again
+    /// at that epoch and lists it in the replayed UPDATEs up to `epoch`, as the caller's UPDATEs
+    /// did.
+    adopted: Option<(Input, u64)>,
 }
 
 #[derive(Default)]
@@ -517,6 +522,8 @@ impl Client {
             backend: self.opts.backend,
             next_result_id: core.max_result_id + 1,
         };
+        // The sequential engine is an extension value: a worker without it gets the spec's CPU.
+        let w = Welcome { backend: if w.backend == BACKEND_SEQUENTIAL && hello.caps & CAP_ADOPT == 0 { BACKEND_CPU } else { w.backend }, ..w };
         let mut e = Enc::default();
         w.put(&mut e);
         let f = encode_frame(Header { msg_type: msg::WELCOME, spawn_id, generation, ..Default::default() }, &e.0, 0)?;
@@ -597,7 +604,15 @@ impl Client {
         self.replay_results(core, epoch)?;
         let batches = core.journal.batches.clone();
         for (i, (input, after)) in batches.iter().enumerate() {
-            let mut req = Request::new(OpParams::Update { result_ids: vec![] });
+            // Adopted results are updated through the batches the caller updated them with.
+            let listed = core
+                .journal
+                .results
+                .iter()
+                .filter(|r| r.adopted.as_ref().is_some_and(|(_, born)| *born < *after) && r.epoch >= *after)
+                .map(|r| r.id)
+                .collect();
+            let mut req = Request::new(OpParams::Update { result_ids: listed });
             req.flags = replay_flags;
             req.expected_epoch = epoch;
             req.input = Some(input.clone());
@@ -617,12 +632,26 @@ impl Client {
         Ok(())
     }
 
+    /// Recreates the results that exist from `epoch` on: computed results current at `epoch`
+    /// (recomputed there), and results adopted at `epoch` (adopted again from their inputs).
     fn replay_results(&self, core: &mut Core, epoch: u64) -> Result<()> {
-        let descs: Vec<ResultDesc> = core.journal.results.iter().filter(|r| r.epoch == epoch).cloned().collect();
+        let descs: Vec<ResultDesc> = core
+            .journal
+            .results
+            .iter()
+            .filter(|r| match &r.adopted {
+                Some((_, born)) => *born == epoch,
+                None => r.epoch == epoch,
+            })
+            .cloned()
+            .collect();
         for d in descs {
             let mut params = d.params.clone();
             match &mut params {
-                OpParams::SsspCompute { assign_id, view_mask, .. } | OpParams::MospCompute { assign_id, view_mask, .. } => {
+                OpParams::SsspCompute { assign_id, view_mask, .. }
+                | OpParams::MospCompute { assign_id, view_mask, .. }
+                | OpParams::AdoptSssp { assign_id, view_mask, .. }
+                | OpParams::AdoptMosp { assign_id, view_mask, .. } => {
                     *assign_id = d.id;
                     *view_mask = 0;
                 }
@@ -630,6 +659,7 @@ impl Client {
             }
             let mut req = Request::new(params);
             req.flags = FLAG_REPLAY;
+            req.input = d.adopted.as_ref().map(|(input, _)| input.clone());
             let r = self.replay_step(core, &req)?;
             if r.result_id != d.id {
                 return Err(worker_lost(format!("replay gave result id {} for {}", r.result_id, d.id)));
@@ -665,6 +695,7 @@ impl Client {
         let mut retries = 0;
         loop {
             self.ensure_live(&mut core)?;
+            extension_supported(&core, &req.params)?;
             match self.exchange(&mut core, &req, deadline) {
                 Ok(r) => return Ok(r),
                 Err(Lost::Fail(e)) => return Err(e),
@@ -686,7 +717,15 @@ impl Client {
                         }
                     }
                     let retry_ok = req.flags & FLAG_IDEMPOTENT != 0
-                        || matches!(req.params, OpParams::SsspCompute { .. } | OpParams::MospCompute { .. } | OpParams::DropResult | OpParams::ReleaseWorkspaces);
+                        || matches!(
+                            req.params,
+                            OpParams::SsspCompute { .. }
+                                | OpParams::MospCompute { .. }
+                                | OpParams::AdoptSssp { .. }
+                                | OpParams::AdoptMosp { .. }
+                                | OpParams::DropResult
+                                | OpParams::ReleaseWorkspaces
+                        );
                     if retry_ok && self.opts.journal && retries < self.opts.max_retries {
                         retries += 1;
                         continue;
@@ -947,28 +986,26 @@ impl Client {
         }
     }
 
-    fn push_result(&self, id: u64, params: OpParams, epoch: u64) {
+    fn push_result(&self, id: u64, params: OpParams, epoch: u64, adopted: Option<Input>) {
         let mut core = self.core.lock();
         core.max_result_id = core.max_result_id.max(id);
         if self.opts.journal {
-            core.journal.results.push(ResultDesc { id, params, epoch });
+            let adopted = adopted.map(|input| (input, epoch));
+            core.journal.results.push(ResultDesc { id, params, epoch, adopted });
         }
     }
 
     /// Computes an SSSP tree resident in the worker.
     pub fn sssp_compute(&self, source: usize, objective: usize, opt: &SsspOptions) -> Result<RemoteResult> {
         let params = OpParams::SsspCompute {
-            source: i32::try_from(source).map_err(|_| Error::invalid(format!("dyng: source {source} is outside the 32-bit range")))?,
-            objective: u16::try_from(objective).map_err(|_| Error::invalid(format!("dyng: objective {objective} is outside [0, 32)")))?,
-            delta: opt.delta.unwrap_or(0),
+            source: wire_source(source)?,
+            objective: wire_objective(objective)?,
+            delta: wire_delta(opt.delta)?,
             view_mask: 0,
             assign_id: 0,
         };
-        if opt.delta == Some(0) {
-            return Err(Error::invalid("dyng: delta = 0 must be > 0"));
-        }
         let r = self.call(Request::new(params.clone()))?;
-        self.push_result(r.result_id, params, r.epoch);
+        self.push_result(r.result_id, params, r.epoch, None);
         Ok(RemoteResult { id: r.result_id, k: 0, scale: 0, epoch: r.epoch })
     }
 
@@ -977,22 +1014,112 @@ impl Client {
         if opt.preferences.len() > 32 {
             return Err(Error::invalid(format!("dyng: {} preferences exceed 32 objectives", opt.preferences.len())));
         }
-        if opt.delta == Some(0) {
-            return Err(Error::invalid("dyng: delta = 0 must be > 0"));
-        }
         let params = OpParams::MospCompute {
-            source: i32::try_from(source).map_err(|_| Error::invalid(format!("dyng: source {source} is outside the 32-bit range")))?,
+            source: wire_source(source)?,
             k: opt.k.unwrap_or(0).min(u16::MAX as usize) as u16,
             prefs: opt.preferences.clone(),
-            delta: opt.delta.unwrap_or(0),
+            delta: wire_delta(opt.delta)?,
             view_mask: 0,
             assign_id: 0,
         };
         let r = self.call(Request::new(params.clone()))?;
         let scale = Dec::new(&r.extra).u32().unwrap_or(0);
-        self.push_result(r.result_id, params, r.epoch);
+        self.push_result(r.result_id, params, r.epoch, None);
         let k = opt.k.or_else(|| self.graph_info().map(|g| g.k)).unwrap_or(0);
         Ok(RemoteResult { id: r.result_id, k, scale, epoch: r.epoch })
+    }
+
+    /// Adopts a caller's tree of `objective` (ADOPT_SSSP, an extension op) exactly as
+    /// [`crate::SsspResult::from_arrays`] does in-process, and keeps it resident. The arrays go
+    /// in one sealed input block, which the journal keeps to adopt the tree again after a crash.
+    pub fn adopt_sssp(
+        &self,
+        source: usize,
+        objective: usize,
+        dist: &[i64],
+        parent: &[i32],
+        canonicalize: bool,
+        opt: &SsspOptions,
+    ) -> Result<RemoteResult> {
+        let params = OpParams::AdoptSssp {
+            source: wire_source(source)?,
+            objective: wire_objective(objective)?,
+            canonicalize,
+            delta: wire_delta(opt.delta)?,
+            view_mask: 0,
+            assign_id: 0,
+        };
+        let input = self.input(&[
+            ArraySrc { kind: kind::DIST, dtype: DTYPE_I64, cols: 1, bytes: as_bytes(dist) },
+            ArraySrc { kind: kind::PARENT, dtype: DTYPE_I32, cols: 1, bytes: as_bytes(parent) },
+        ])?;
+        let r = self.call_adopt(params, input)?;
+        Ok(RemoteResult { id: r.result_id, k: 0, scale: 0, epoch: r.epoch })
+    }
+
+    /// Combines K caller trees (objectives 0..K-1, each `(distances, parents)` of n vertices)
+    /// into a resident MOSP result (ADOPT_MOSP, an extension op): the worker adopts each tree as
+    /// `from_arrays` does (with `canonicalize` and `deltas[j]`), then runs `from_trees` with
+    /// `preferences`, as `dyng mosp` does in-process.
+    pub fn adopt_mosp(
+        &self,
+        source: usize,
+        trees: &[(&[i64], &[i32])],
+        canonicalize: bool,
+        deltas: &[Option<i64>],
+        preferences: &[u32],
+    ) -> Result<RemoteResult> {
+        let k = trees.len();
+        if k == 0 || k > 32 || deltas.len() != k {
+            return Err(Error::invalid(format!("dyng: {k} trees ({} deltas); a MOSP result takes 1..32 trees", deltas.len())));
+        }
+        if preferences.len() > 32 {
+            // The op carries at most 32; the in-process check words the refusal.
+            crate::mosp::Preferences::new(k, preferences)?;
+        }
+        let params = OpParams::AdoptMosp {
+            source: wire_source(source)?,
+            k: k as u16,
+            prefs: preferences.to_vec(),
+            canonicalize,
+            deltas: deltas.iter().map(|d| wire_delta(*d)).collect::<Result<_>>()?,
+            view_mask: 0,
+            assign_id: 0,
+        };
+        // Objective-major, as WEIGHTS: tree j's n values at [j*n, (j+1)*n).
+        let dist: Vec<i64> = trees.iter().flat_map(|(d, _)| d.iter().copied()).collect();
+        let parent: Vec<i32> = trees.iter().flat_map(|(_, p)| p.iter().copied()).collect();
+        let input = self.input(&[
+            ArraySrc { kind: kind::DIST, dtype: DTYPE_I64, cols: k as u32, bytes: as_bytes(&dist) },
+            ArraySrc { kind: kind::PARENT, dtype: DTYPE_I32, cols: k as u32, bytes: as_bytes(&parent) },
+        ])?;
+        let r = self.call_adopt(params, input)?;
+        let scale = Dec::new(&r.extra).u32()?;
+        Ok(RemoteResult { id: r.result_id, k, scale, epoch: r.epoch })
+    }
+
+    /// Sends an adopt op with its input block and journals the result with that block.
+    fn call_adopt(&self, params: OpParams, input: Input) -> Result<Reply> {
+        let mut req = Request::new(params.clone());
+        req.input = Some(input.clone());
+        let r = self.call(req)?;
+        self.push_result(r.result_id, params, r.epoch, Some(input));
+        Ok(r)
+    }
+
+    /// The counters of a resident result's last computation, adoption or update (STATS). They
+    /// are not journaled: after a worker restart they are those of the replay (spec 12.2).
+    pub fn result_stats(&self, result: u64) -> Result<ResultStats> {
+        if result == 0 {
+            return Err(Error::invalid("dyng worker: result id 0 names the worker; use worker_stats"));
+        }
+        let mut req = Request::new(OpParams::Stats);
+        req.result_id = result;
+        let r = self.call(req)?;
+        let mut d = Dec::new(&r.extra);
+        let stats = ResultStats::get(&mut d)?;
+        d.finish()?;
+        Ok(stats)
     }
 
     /// Applies `batch` once to the worker's graph and updates the listed results; returns the
@@ -1165,6 +1292,35 @@ fn recv_until(sock: &OwnedFd, pidfd: &OwnedFd, buf: &mut [u8], deadline: Instant
         if rev[1] != 0 {
             return Err(worker_lost(format!("the worker exited before {what}")));
         }
+    }
+}
+
+/// Refuses an extension op before it is sent to a worker that did not announce it in HELLO.
+fn extension_supported(core: &Core, params: &OpParams) -> Result<()> {
+    let needs = matches!(params, OpParams::AdoptSssp { .. } | OpParams::AdoptMosp { .. });
+    let caps = core.conn.as_ref().map_or(0, |c| c.caps);
+    if needs && caps & CAP_ADOPT == 0 {
+        return Err(Error::NotSupported(format!(
+            "dyng worker: op {} needs the ADOPT capability, which this worker does not announce (an older dyng-worker?)",
+            params.op()
+        )));
+    }
+    Ok(())
+}
+
+fn wire_source(source: usize) -> Result<i32> {
+    i32::try_from(source).map_err(|_| Error::invalid(format!("dyng: source {source} is outside the 32-bit range")))
+}
+
+fn wire_objective(objective: usize) -> Result<u16> {
+    u16::try_from(objective).map_err(|_| Error::invalid(format!("dyng: objective {objective} is outside [0, 32)")))
+}
+
+/// `None` travels as 0 (the default); an explicit 0 is refused here as in-process.
+fn wire_delta(delta: Option<i64>) -> Result<i64> {
+    match delta {
+        Some(0) => Err(Error::invalid("dyng: delta = 0 must be > 0")),
+        d => Ok(d.unwrap_or(0)),
     }
 }
 

@@ -113,6 +113,11 @@ mod imp {
     pub fn no_future_write() -> bool {
         std::env::var("DYNG_TEST_NO_FUTURE_WRITE").is_ok_and(|v| v == "1")
     }
+
+    /// The worker acts as one built before the ADOPT extension (no capability bit, no ops).
+    pub fn no_adopt() -> bool {
+        std::env::var("DYNG_TEST_NO_ADOPT").is_ok_and(|v| v == "1")
+    }
 }
 
 #[cfg(not(feature = "fault-injection"))]
@@ -131,6 +136,10 @@ mod imp {
     pub fn no_future_write() -> bool {
         false
     }
+    #[inline(always)]
+    pub fn no_adopt() -> bool {
+        false
+    }
 }
 
-pub use imp::{hanging, hit, no_future_write, set_generation};
+pub use imp::{hanging, hit, no_adopt, no_future_write, set_generation};

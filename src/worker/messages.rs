@@ -38,6 +38,10 @@ pub mod op {
     pub const STATS: u16 = 9;
     pub const CHECKPOINT: u16 = 10;
     pub const ECHO: u16 = 11;
+    /// dyng extension (capability [`super::CAP_ADOPT`], docs/worker.md): adopt a caller's tree.
+    pub const ADOPT_SSSP: u16 = 12;
+    /// dyng extension (capability [`super::CAP_ADOPT`]): combine K caller trees into a MOSP result.
+    pub const ADOPT_MOSP: u16 = 13;
 }
 
 /// Array kinds (5.2).
@@ -80,6 +84,16 @@ pub const EPOCH_ANY: u64 = u64::MAX;
 pub const CAP_FUTURE_WRITE: u64 = 1;
 /// WELCOME `strict_flags` bit 0: every array of every block carries its XXH3-64 (6.6).
 pub const STRICT_CHECKSUMS: u32 = 1;
+/// dyng extension 1 (bit 8; bits 5-7 stay reserved for the spec's section 18): the worker knows
+/// ADOPT_SSSP and ADOPT_MOSP, appends `affected` and `fallback_used` to the STATS of a result, and
+/// accepts WELCOME `backend` = [`BACKEND_SEQUENTIAL`].
+pub const CAP_ADOPT: u64 = 1 << 8;
+/// WELCOME `backend` values: the spec's 0 AUTO, 1 CPU, 2 CUDA, and the extension's 3 SEQUENTIAL
+/// (the single-threaded reference engine, whose counters are reproducible).
+pub const BACKEND_AUTO: u8 = 0;
+pub const BACKEND_CPU: u8 = 1;
+pub const BACKEND_CUDA: u8 = 2;
+pub const BACKEND_SEQUENTIAL: u8 = 3;
 pub const MAX_ARRAYS: usize = 16;
 pub const MAX_CONSUMED: usize = 2048;
 pub const MAX_DETAIL: usize = 4096;
@@ -263,6 +277,11 @@ pub enum OpParams {
     Stats,
     Checkpoint,
     Echo,
+    /// Inputs DIST (I64, n) and PARENT (I32, n).
+    AdoptSssp { source: i32, objective: u16, canonicalize: bool, delta: i64, view_mask: u32, assign_id: u64 },
+    /// Inputs DIST (I64, n x k) and PARENT (I32, n x k), objective-major (`[j*n + v]`), `cols` = k;
+    /// `deltas[j]` is tree j's bucket width (0 = default).
+    AdoptMosp { source: i32, k: u16, prefs: Vec<u32>, canonicalize: bool, deltas: Vec<i64>, view_mask: u32, assign_id: u64 },
 }
 
 impl OpParams {
@@ -279,6 +298,8 @@ impl OpParams {
             OpParams::Stats => op::STATS,
             OpParams::Checkpoint => op::CHECKPOINT,
             OpParams::Echo => op::ECHO,
+            OpParams::AdoptSssp { .. } => op::ADOPT_SSSP,
+            OpParams::AdoptMosp { .. } => op::ADOPT_MOSP,
         }
     }
 }
@@ -322,6 +343,20 @@ impl Call {
             OpParams::View { view_mask, objective } => {
                 e.u32(*view_mask).u16(*objective);
             }
+            OpParams::AdoptSssp { source, objective, canonicalize, delta, view_mask, assign_id } => {
+                e.i32(*source).u16(*objective).u8(*canonicalize as u8).i64(*delta).u32(*view_mask).u64(*assign_id);
+            }
+            OpParams::AdoptMosp { source, k, prefs, canonicalize, deltas, view_mask, assign_id } => {
+                e.i32(*source).u16(*k).u16(prefs.len() as u16);
+                for i in 0..32 {
+                    e.u32(prefs.get(i).copied().unwrap_or(0));
+                }
+                e.u8(*canonicalize as u8);
+                for i in 0..32 {
+                    e.i64(deltas.get(i).copied().unwrap_or(0));
+                }
+                e.u32(*view_mask).u64(*assign_id);
+            }
             _ => {}
         }
         put_descs(e, &self.inputs);
@@ -346,15 +381,11 @@ impl Call {
             op::MOSP_COMPUTE => {
                 let source = d.i32()?;
                 let k = d.u16()?;
-                let n_prefs = d.u16()? as usize;
-                if n_prefs > 32 {
-                    return Err(protocol(format!("n_prefs = {n_prefs} exceeds 32")));
-                }
-                let all: Vec<u32> = (0..32).map(|_| d.u32()).collect::<Result<_>>()?;
+                let prefs = get_prefs(d)?;
                 OpParams::MospCompute {
                     source,
                     k,
-                    prefs: all[..n_prefs].to_vec(),
+                    prefs,
                     delta: d.i64()?,
                     view_mask: d.u32()?,
                     assign_id: d.u64()?,
@@ -375,10 +406,55 @@ impl Call {
             op::STATS => OpParams::Stats,
             op::CHECKPOINT => OpParams::Checkpoint,
             op::ECHO => OpParams::Echo,
+            op::ADOPT_SSSP => OpParams::AdoptSssp {
+                source: d.i32()?,
+                objective: d.u16()?,
+                canonicalize: get_bool(d)?,
+                delta: d.i64()?,
+                view_mask: d.u32()?,
+                assign_id: d.u64()?,
+            },
+            op::ADOPT_MOSP => {
+                let source = d.i32()?;
+                let k = d.u16()?;
+                if k == 0 || k > 32 {
+                    return Err(protocol(format!("ADOPT_MOSP with k = {k} trees (1..32)")));
+                }
+                let prefs = get_prefs(d)?;
+                let canonicalize = get_bool(d)?;
+                let deltas: Vec<i64> = (0..32).map(|_| d.i64()).collect::<Result<_>>()?;
+                OpParams::AdoptMosp {
+                    source,
+                    k,
+                    prefs,
+                    canonicalize,
+                    deltas: deltas[..k as usize].to_vec(),
+                    view_mask: d.u32()?,
+                    assign_id: d.u64()?,
+                }
+            }
             other => return Err(protocol(format!("unknown op {other}"))),
         };
         let inputs = get_descs(d)?;
         Ok(Call { reply_mode, call_flags, deadline_ms, expected_epoch, result_id, params, inputs })
+    }
+}
+
+/// `n_prefs u16, prefs [32]u32`: the used prefix of a fixed preference array.
+fn get_prefs(d: &mut Dec) -> Result<Vec<u32>> {
+    let n_prefs = d.u16()? as usize;
+    if n_prefs > 32 {
+        return Err(protocol(format!("n_prefs = {n_prefs} exceeds 32")));
+    }
+    let all: Vec<u32> = (0..32).map(|_| d.u32()).collect::<Result<_>>()?;
+    Ok(all[..n_prefs].to_vec())
+}
+
+fn get_bool(d: &mut Dec) -> Result<bool> {
+    match d.u8()? {
+        0 => Ok(false),
+        1 => Ok(true),
+        v => Err(protocol(format!("flag byte {v} is neither 0 nor 1"))),
     }
 }
 
@@ -582,6 +658,91 @@ pub fn get_retired(d: &mut Dec) -> Result<Vec<(u32, u64)>> {
     (0..n).map(|_| Ok((d.u32()?, d.u64()?))).collect()
 }
 
+/// Counters of one objective's last run in a STATS reply (5.3), with the extension's `affected`
+/// and `fallback_used` (capability [`CAP_ADOPT`]; decoded as 0 and false from a worker without it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ObjectiveStats {
+    pub objective: u16,
+    pub invalidated: u64,
+    pub iterations: u64,
+    pub epochs: u64,
+    pub pushes: u64,
+    pub packed: bool,
+    pub affected: u64,
+    pub fallback_used: bool,
+}
+
+/// The combined step of a MOSP result in a STATS reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CombinedStats {
+    pub edges: u64,
+    pub scale: u32,
+    pub delta: i64,
+    pub iterations: u64,
+    pub pushes: u64,
+}
+
+/// The STATS reply of a result (5.3): `kind u8` (1 SSSP, 2 MOSP), `epoch`, `compute_ns`, the
+/// objectives, the combined step (MOSP), then the extension trailer `n_obj x {affected u64,
+/// fallback_used u8}`, after the spec's fields so a host that stops there still parses it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ResultStats {
+    pub kind: u8,
+    pub epoch: u64,
+    pub compute_ns: u64,
+    pub objectives: Vec<ObjectiveStats>,
+    pub combined: Option<CombinedStats>,
+}
+
+impl ResultStats {
+    pub fn put(&self, e: &mut Enc) {
+        e.u8(self.kind).u64(self.epoch).u64(self.compute_ns).u8(self.objectives.len() as u8);
+        for o in &self.objectives {
+            e.u16(o.objective).u64(o.invalidated).u64(o.iterations).u64(o.epochs).u64(o.pushes).u8(o.packed as u8);
+        }
+        if let Some(c) = &self.combined {
+            e.u64(c.edges).u32(c.scale).i64(c.delta).u64(c.iterations).u64(c.pushes);
+        }
+        for o in &self.objectives {
+            e.u64(o.affected).u8(o.fallback_used as u8);
+        }
+    }
+    pub fn get(d: &mut Dec) -> Result<Self> {
+        let kind = d.u8()?;
+        if kind != 1 && kind != 2 {
+            return Err(protocol(format!("STATS of a result of kind {kind}")));
+        }
+        let epoch = d.u64()?;
+        let compute_ns = d.u64()?;
+        let n = d.u8()? as usize;
+        let mut objectives = (0..n)
+            .map(|_| {
+                Ok(ObjectiveStats {
+                    objective: d.u16()?,
+                    invalidated: d.u64()?,
+                    iterations: d.u64()?,
+                    epochs: d.u64()?,
+                    pushes: d.u64()?,
+                    packed: d.u8()? != 0,
+                    ..Default::default()
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let combined = if kind == 2 {
+            Some(CombinedStats { edges: d.u64()?, scale: d.u32()?, delta: d.i64()?, iterations: d.u64()?, pushes: d.u64()? })
+        } else {
+            None
+        };
+        if d.remaining() > 0 {
+            for o in &mut objectives {
+                o.affected = d.u64()?;
+                o.fallback_used = d.u8()? != 0;
+            }
+        }
+        Ok(ResultStats { kind, epoch, compute_ns, objectives, combined })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -630,6 +791,8 @@ mod tests {
             OpParams::Stats,
             OpParams::Checkpoint,
             OpParams::Echo,
+            OpParams::AdoptSssp { source: 2, objective: 1, canonicalize: true, delta: 7, view_mask: 3, assign_id: 4 },
+            OpParams::AdoptMosp { source: 1, k: 2, prefs: vec![4, 1], canonicalize: false, deltas: vec![0, 9], view_mask: 0, assign_id: 5 },
         ];
         for params in all {
             let c = Call { reply_mode: 1, call_flags: 1, deadline_ms: 5, expected_epoch: EPOCH_ANY, result_id: 2, params, inputs: vec![d] };
@@ -640,7 +803,54 @@ mod tests {
         let mut e = Enc::default();
         mosp.put(&mut e);
         assert_eq!(e.0.len(), 25 + 4 + 2 + 2 + 128 + 8 + 4 + 8 + 1);
+        // The extension's layouts (docs/worker.md) are pinned too.
+        let mut c = mosp.clone();
+        c.params = OpParams::AdoptSssp { source: 0, objective: 0, canonicalize: false, delta: 0, view_mask: 0, assign_id: 0 };
+        let mut e = Enc::default();
+        c.put(&mut e);
+        assert_eq!(e.0.len(), 25 + 4 + 2 + 1 + 8 + 4 + 8 + 1);
+        c.params = OpParams::AdoptMosp { source: 0, k: 1, prefs: vec![], canonicalize: false, deltas: vec![0], view_mask: 0, assign_id: 0 };
+        let mut e = Enc::default();
+        c.put(&mut e);
+        assert_eq!(e.0.len(), 25 + 4 + 2 + 2 + 128 + 1 + 256 + 4 + 8 + 1);
+        // A flag byte other than 0/1 and a tree count outside 1..32 are protocol errors.
+        let mut bad = e.0.clone();
+        bad[25 + 4 + 2 + 2 + 128] = 2;
+        assert!(Call::get(&mut Dec::new(&bad)).is_err());
+        let mut bad = e.0.clone();
+        bad[25 + 4..25 + 6].copy_from_slice(&0u16.to_le_bytes());
+        assert!(Call::get(&mut Dec::new(&bad)).is_err());
     }
+
+    #[test]
+    fn result_stats_round_trip_and_old_workers_parse() {
+        let o = ObjectiveStats { objective: 1, invalidated: 2, iterations: 3, epochs: 4, pushes: 5, packed: true, affected: 6, fallback_used: true };
+        let mosp = ResultStats { kind: 2, epoch: 3, compute_ns: 9, objectives: vec![o, o],
+            combined: Some(CombinedStats { edges: 7, scale: 4, delta: 40, iterations: 8, pushes: 9 }) };
+        let sssp = ResultStats { kind: 1, epoch: 1, compute_ns: 2, objectives: vec![o], combined: None };
+        for (r, len) in [(&mosp, 1 + 8 + 8 + 1 + 2 * 35 + 36 + 2 * 9), (&sssp, 1 + 8 + 8 + 1 + 35 + 9)] {
+            let mut e = Enc::default();
+            r.put(&mut e);
+            assert_eq!(e.0.len(), len);
+            let mut d = Dec::new(&e.0);
+            assert_eq!(&ResultStats::get(&mut d).unwrap(), r);
+            d.finish().unwrap();
+            // The spec's struct without the trailer (a worker without the extension) parses with
+            // zeros; every other strict prefix is rejected.
+            let spec_len = len - 9 * r.objectives.len();
+            for cut in 0..len {
+                let got = ResultStats::get(&mut Dec::new(&e.0[..cut]));
+                if cut == spec_len {
+                    let back = got.unwrap();
+                    assert_eq!((back.objectives[0].affected, back.objectives[0].fallback_used), (0, false));
+                    assert_eq!(back.objectives[0].pushes, 5);
+                } else {
+                    assert!(got.is_err(), "prefix {cut} accepted");
+                }
+            }
+        }
+    }
+
 
     #[test]
     fn replies_round_trip() {

@@ -233,7 +233,7 @@ fn serve() -> Result<()> {
         worker_pid: std::process::id(),
         worker_starttime: sys::process_starttime(std::process::id() as i32).unwrap_or(0),
         page_size: sys::page_size() as u32,
-        caps: if future_write { CAP_FUTURE_WRITE } else { 0 },
+        caps: if fault::no_adopt() { 0 } else { CAP_ADOPT } | if future_write { CAP_FUTURE_WRITE } else { 0 },
         gpu_count: 0,
         gpu_uuid: [0; 16],
         max_block_bytes: 1 << 40,
@@ -251,7 +251,8 @@ fn serve() -> Result<()> {
     let welcome = Welcome::get(&mut Dec::new(&body))?;
     fault::set_generation(welcome.generation);
     let backend = match welcome.backend {
-        2 => Backend::Cuda,
+        BACKEND_CUDA => Backend::Cuda,
+        BACKEND_SEQUENTIAL => Backend::Sequential,
         _ => Backend::Parallel,
     };
     let res = Resources::new(&ResourcesOptions { backend, ..Default::default() })?;
@@ -501,9 +502,33 @@ fn new_result_id(st: &mut State, assign: u64, flags: u16) -> u64 {
     id
 }
 
+fn nonzero(delta: i64) -> Option<i64> {
+    (delta != 0).then_some(delta)
+}
+
+fn source_index(source: i32) -> CallResult<usize> {
+    usize::try_from(source).map_err(|_| Fail::cond(cond::INVALID_ARG, format!("dyng: source {source} is negative")))
+}
+
+/// Keeps a new result resident under a new id (`assign_id` under REPLAY), lends its view when
+/// `view_mask` asks, and answers with the id (and L for a MOSP result).
+fn keep(sh: &Shared, st: &mut State, call_id: u64, call: &Call, assign_id: u64, view_mask: u32, r: Resident) -> CallResult<Outcome> {
+    let mut extra = Enc::default();
+    if let Resident::Mosp(m) = &r {
+        extra.u32(m.preferences().scale() as u32);
+    }
+    let id = new_result_id(st, assign_id, call.call_flags);
+    st.results.insert(id, r);
+    let lent = if view_mask != 0 { Some(view(sh, st, call_id, id, view_mask, 0)?) } else { None };
+    Ok(Outcome { result_id: id, extra: extra.0, lent })
+}
+
 fn execute(sh: &Shared, st: &mut State, call_id: u64, call: &Call, fds: &[OwnedFd]) -> CallResult<Outcome> {
     if call.reply_mode > REPLY_LENT {
         return Err(Fail::cond(cond::UNSUPPORTED, format!("dyng worker: reply mode {} is reserved", call.reply_mode)));
+    }
+    if fault::no_adopt() && matches!(call.params, OpParams::AdoptSssp { .. } | OpParams::AdoptMosp { .. }) {
+        return Err(Fail::cond(cond::UNSUPPORTED, "dyng worker: unknown op (a worker built before the ADOPT extension)"));
     }
     let inputs = InputBlock::open(fds, &call.inputs, sh.checksums()).map_err(Fail::from)?;
     match &call.params {
@@ -523,33 +548,61 @@ fn execute(sh: &Shared, st: &mut State, call_id: u64, call: &Call, fds: &[OwnedF
         }
         OpParams::SsspCompute { source, objective, delta, view_mask, assign_id } => {
             let g = graph(st)?;
-            let opt = SsspOptions { delta: (*delta != 0).then_some(*delta), ..Default::default() };
-            let src = usize::try_from(*source).map_err(|_| Fail::cond(cond::INVALID_ARG, format!("dyng: source {source} is negative")))?;
+            let opt = SsspOptions { delta: nonzero(*delta), ..Default::default() };
+            let src = source_index(*source)?;
             fault::hit("W3");
             let r = SsspResult::compute(&st.res, g, src, *objective as usize, &opt)?;
-            let id = new_result_id(st, *assign_id, call.call_flags);
-            st.results.insert(id, Resident::Sssp(r));
-            let lent = if *view_mask != 0 { Some(view(sh, st, call_id, id, *view_mask, 0)?) } else { None };
-            Ok(Outcome { result_id: id, extra: vec![], lent })
+            keep(sh, st, call_id, call, *assign_id, *view_mask, Resident::Sssp(r))
         }
         OpParams::MospCompute { source, k, prefs, delta, view_mask, assign_id } => {
             let g = graph(st)?;
             let opt = MospOptions {
                 k: (*k != 0).then_some(*k as usize),
                 preferences: prefs.clone(),
-                delta: (*delta != 0).then_some(*delta),
+                delta: nonzero(*delta),
                 ..Default::default()
             };
-            let src = usize::try_from(*source).map_err(|_| Fail::cond(cond::INVALID_ARG, format!("dyng: source {source} is negative")))?;
+            let src = source_index(*source)?;
             fault::hit("W3");
             let r = MospResult::compute(&st.res, g, src, &opt)?;
-            let scale = r.preferences().scale() as u32;
-            let id = new_result_id(st, *assign_id, call.call_flags);
-            st.results.insert(id, Resident::Mosp(r));
-            let lent = if *view_mask != 0 { Some(view(sh, st, call_id, id, *view_mask, 0)?) } else { None };
-            let mut e = Enc::default();
-            e.u32(scale);
-            Ok(Outcome { result_id: id, extra: e.0, lent })
+            keep(sh, st, call_id, call, *assign_id, *view_mask, Resident::Mosp(r))
+        }
+        // The extension's ops run exactly what the in-process calls run (`dyng_sssp_from_arrays`:
+        // `SsspResult::from_arrays`; `dyng mosp`: `from_arrays` per tree, then `from_trees`), so
+        // validation errors come back with the in-process status and text.
+        OpParams::AdoptSssp { source, objective, canonicalize, delta, view_mask, assign_id } => {
+            let g = graph(st)?;
+            let ib = inputs.ok_or_else(|| Fail::cond(cond::INVALID_ARG, "ADOPT_SSSP without inputs"))?;
+            let (dist, parent) = (ib.i64s(kind::DIST)?, ib.i32s(kind::PARENT)?);
+            let opt = SsspOptions { delta: nonzero(*delta), ..Default::default() };
+            let src = source_index(*source)?;
+            fault::hit("W3");
+            let r = SsspResult::from_arrays(g, src, *objective as usize, dist.to_vec(), parent.to_vec(), *canonicalize, &opt)?;
+            keep(sh, st, call_id, call, *assign_id, *view_mask, Resident::Sssp(r))
+        }
+        OpParams::AdoptMosp { source, k, prefs, canonicalize, deltas, view_mask, assign_id } => {
+            let g = graph(st)?;
+            let ib = inputs.ok_or_else(|| Fail::cond(cond::INVALID_ARG, "ADOPT_MOSP without inputs"))?;
+            let (dist, parent) = (ib.i64s(kind::DIST)?, ib.i32s(kind::PARENT)?);
+            let (n, k) = (g.n(), *k as usize);
+            if dist.len() != n * k || parent.len() != n * k {
+                return Err(Fail::cond(cond::INVALID_ARG, format!(
+                    "ADOPT_MOSP: {} distances and {} parents for k = {k} trees of n = {n} vertices",
+                    dist.len(),
+                    parent.len()
+                )));
+            }
+            let src = source_index(*source)?;
+            fault::hit("W3");
+            let trees = (0..k)
+                .map(|j| {
+                    let opt = SsspOptions { delta: nonzero(deltas[j]), ..Default::default() };
+                    let (d, p) = (&dist[j * n..(j + 1) * n], &parent[j * n..(j + 1) * n]);
+                    SsspResult::from_arrays(g, src, j, d.to_vec(), p.to_vec(), *canonicalize, &opt)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let r = MospResult::from_trees(&st.res, g, src, trees, prefs)?;
+            keep(sh, st, call_id, call, *assign_id, *view_mask, Resident::Mosp(r))
         }
         OpParams::Update { result_ids } => {
             check_epoch(st, call)?;
@@ -651,26 +704,39 @@ fn execute(sh: &Shared, st: &mut State, call_id: u64, call: &Call, fds: &[OwnedF
 }
 
 fn stats(st: &State, id: u64, e: &mut Enc) -> CallResult<()> {
-    let put_obj = |e: &mut Enc, j: usize, s: &crate::sssp::UpdateStats| {
-        e.u16(j as u16).u64(s.invalidated as u64).u64(s.iterations as u64).u64(s.epochs as u64);
-        e.u64(s.pushes as u64).u8(s.packed_parents as u8);
+    let obj = |j: usize, s: &crate::sssp::UpdateStats| ObjectiveStats {
+        objective: j as u16,
+        invalidated: s.invalidated as u64,
+        iterations: s.iterations as u64,
+        epochs: s.epochs as u64,
+        pushes: s.pushes as u64,
+        packed: s.packed_parents,
+        affected: s.affected as u64,
+        fallback_used: s.fallback_used,
     };
-    match st.results.get(&id).ok_or_else(|| not_found(id))? {
+    let r = match st.results.get(&id).ok_or_else(|| not_found(id))? {
         Resident::Sssp(r) => {
             let s = r.stats();
-            e.u8(1).u64(st.epoch).u64(s.elapsed_ns).u8(1);
-            put_obj(e, r.objective(), &s);
+            ResultStats { kind: 1, epoch: st.epoch, compute_ns: s.elapsed_ns, objectives: vec![obj(r.objective(), &s)], combined: None }
         }
         Resident::Mosp(r) => {
-            let objs = r.objective_stats();
             let c = r.combine_stats();
-            e.u8(2).u64(st.epoch).u64(c.elapsed_ns).u8(objs.len() as u8);
-            for (j, s) in objs.iter().enumerate() {
-                put_obj(e, j, s);
+            ResultStats {
+                kind: 2,
+                epoch: st.epoch,
+                compute_ns: c.elapsed_ns,
+                objectives: r.objective_stats().iter().enumerate().map(|(j, s)| obj(j, s)).collect(),
+                combined: Some(CombinedStats {
+                    edges: c.edges as u64,
+                    scale: c.scale as u32,
+                    delta: c.delta,
+                    iterations: c.search.iterations as u64,
+                    pushes: c.search.pushes as u64,
+                }),
             }
-            e.u64(c.edges as u64).u32(c.scale as u32).i64(c.delta).u64(c.search.iterations as u64).u64(c.search.pushes as u64);
         }
-    }
+    };
+    r.put(e);
     Ok(())
 }
 

@@ -1,45 +1,43 @@
 //! `dyng mosp --isolation worker`: the same job run in a `dyng-worker` process.
 //!
-//! The inputs are read and the initial trees validated in this process; the graph goes to the
-//! worker, which computes the MOSP result from scratch, applies the batch and updates it; the
-//! output arrays come back as zero-copy shared-memory views. The v1 protocol cannot adopt trees,
-//! so the initial trees must be canonical (a canonical tree equals the one computed from
-//! scratch, which keeps the outputs byte-identical); `--canonicalize` makes them so.
+//! The inputs are read in this process; the graph goes to the worker, which adopts the initial
+//! trees exactly as the in-process driver does (ADOPT_MOSP runs the same `from_arrays` per tree,
+//! with `--canonicalize`, and `from_trees`, so errors read the same), applies the batch and
+//! updates the result; the output arrays come back as zero-copy shared-memory views and the
+//! counters through STATS.
 
 use crate::fmt::ms_since;
 use dyng::io::case::MospInputs;
-use dyng::io::outputs::{write_outputs, MospArrays};
+use dyng::io::outputs::{stats_text, write_outputs, MospArrays};
+use dyng::worker::messages::{BACKEND_CPU, BACKEND_CUDA, BACKEND_SEQUENTIAL};
 use dyng::worker::{kind, Client, WorkerOptions};
-use dyng::{Error, MospOptions, SsspResult};
+use dyng::Error;
 use std::path::Path;
 use std::time::Instant;
 
-/// Runs the update in a worker and writes the outputs under `out` (unless `None`).
-#[allow(clippy::too_many_arguments)]
-pub fn run(
-    inp: &MospInputs,
-    trees: &[SsspResult],
-    preferences: &[u32],
-    delta: Option<i64>,
-    out: Option<&Path>,
-    quiet: bool,
-    stats: Option<&Path>,
-) -> dyng::Result<()> {
-    if let Some(j) = trees.iter().position(|t| !t.is_canonical()) {
-        return Err(Error::invalid(format!(
-            "--isolation worker needs canonical initial trees, and the tree of objective {j} keeps a higher-id tie parent; pass --canonicalize"
-        )));
-    }
+/// What the worker runs and how, from the command line.
+pub struct Job<'a> {
+    pub canonicalize: bool,
+    pub preferences: &'a [u32],
+    pub delta: Option<i64>,
+    pub backend: crate::BackendArg,
+    pub out: Option<&'a Path>,
+    pub quiet: bool,
+    pub stats: Option<&'a Path>,
+}
+
+/// Runs the adoption and the update in a worker and writes the outputs under `job.out`.
+pub fn run(inp: &MospInputs, job: &Job<'_>) -> dyng::Result<()> {
     let t0 = Instant::now();
-    let client = Client::spawn(WorkerOptions::default())?;
-    client.load_graph(inp.graph.csr())?;
-    let opt = MospOptions {
-        k: Some(inp.k),
-        preferences: preferences.to_vec(),
-        delta,
-        ..Default::default()
+    let backend = match job.backend {
+        crate::BackendArg::Sequential => BACKEND_SEQUENTIAL,
+        crate::BackendArg::Parallel => BACKEND_CPU,
+        crate::BackendArg::Cuda => BACKEND_CUDA,
     };
-    let r = client.mosp_compute(inp.source, &opt)?;
+    let client = Client::spawn(WorkerOptions { backend, ..WorkerOptions::default() })?;
+    client.load_graph(inp.graph.csr())?;
+    let trees: Vec<(&[i64], &[i32])> = inp.init.iter().map(|(d, p)| (&d[..], &p[..])).collect();
+    let r = client.adopt_mosp(inp.source, &trees, job.canonicalize, &vec![job.delta; inp.k], job.preferences)?;
     let t_update = Instant::now();
     client.update(&inp.batch.view(), &[r.id])?;
     let update_ms = ms_since(t_update);
@@ -58,12 +56,15 @@ pub fn run(
     for v in &tree_views {
         arrays.trees.push((v.i64s(kind::DIST).ok_or_else(missing)?, v.i32s(kind::PARENT).ok_or_else(missing)?));
     }
-    if let Some(dir) = out {
+    if let Some(dir) = job.out {
         write_outputs(dir, &arrays).map_err(|e| {
             Error::invalid(format!("cannot write the outputs to {}: {e}", dir.display()))
         })?;
     }
-    if !quiet {
+    // The counters cost a STATS call: read only when printed or written.
+    let counters = if !job.quiet || job.stats.is_some() { Some(client.result_stats(r.id)?) } else { None };
+    let comb = counters.as_ref().and_then(|c| c.combined).unwrap_or_default();
+    if let Some(c) = counters.as_ref().filter(|_| !job.quiet) {
         println!(
             "graph  n={} K={}; batch {} inserts, {} deletes",
             inp.graph.n(),
@@ -71,18 +72,29 @@ pub fn run(
             inp.batch.num_insertions(),
             inp.batch.num_deletions()
         );
+        println!("worker pid {}, update {update_ms:.3} ms", client.worker_pid().unwrap_or(0));
+        for o in &c.objectives {
+            println!(
+                "obj{}   SOSP update (invalidated {}, iterations {}, epochs {}, pushes {})",
+                o.objective, o.invalidated, o.iterations, o.epochs, o.pushes
+            );
+        }
         println!(
-            "worker pid {}, update {update_ms:.3} ms (counters are not reported across the worker boundary)",
-            client.worker_pid().unwrap_or(0)
+            "comb   combined graph + SOSP ({} edges, L={}, delta {}, iterations {}, pushes {})",
+            comb.edges, comb.scale, comb.delta, comb.iterations, comb.pushes
         );
     }
-    if let Some(path) = stats {
-        let text = format!(
-            "n={}\nK={}\ninserts={}\ndeletes={}\n",
+    if let (Some(path), Some(c)) = (job.stats, &counters) {
+        // m of the updated graph: the edge count of the worker's graph (its CHECKPOINT view).
+        let m = client.checkpoint()?.arrays().iter().find(|a| a.kind == kind::COL_IND).ok_or_else(missing)?.count as usize;
+        let invalidated: Vec<i64> = c.objectives.iter().map(|o| o.invalidated as i64).collect();
+        let text = stats_text(
             inp.graph.n(),
-            inp.k,
+            m,
             inp.batch.num_insertions(),
-            inp.batch.num_deletions()
+            inp.batch.num_deletions(),
+            &invalidated,
+            (comb.edges, comb.scale as u64, comb.delta),
         );
         std::fs::write(path, text).map_err(|e| Error::io(path, e))?;
     }

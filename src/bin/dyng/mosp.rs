@@ -67,13 +67,12 @@ pub struct MospArgs {
     /// Print only the RESULT and VALIDATE lines.
     #[arg(long)]
     pub quiet: bool,
-    /// Write the deterministic counters as key=value lines (the golden corpus' stats.txt keys;
-    /// under worker isolation only the sizes, as the engines' counters stay in the worker).
+    /// Write the deterministic counters as key=value lines (the golden corpus' stats.txt keys).
     #[arg(long)]
     pub stats: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "parallel")]
     pub backend: BackendArg,
-    /// Run the update in this process or in a `dyng-worker` process (canonical trees only).
+    /// Run the adoption and the update in this process or in a `dyng-worker` process.
     #[arg(long, value_enum, default_value = "in-process", conflicts_with_all = ["validate", "timing"])]
     pub isolation: Isolation,
     /// Threads of the parallel engine (0 = all cores).
@@ -103,6 +102,20 @@ pub fn run(args: MospArgs) -> dyng::Result<ExitCode> {
         delta: args.delta,
         ..Default::default()
     };
+    if args.isolation == Isolation::Worker {
+        pb.finish_and_clear();
+        let job = crate::isolated::Job {
+            canonicalize: args.canonicalize,
+            preferences: &args.pref,
+            delta: args.delta,
+            backend: args.backend,
+            out: (!args.no_output).then_some(args.out.as_path()),
+            quiet: args.quiet,
+            stats: args.stats.as_deref(),
+        };
+        crate::isolated::run(&inp, &job)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let t_canon = Instant::now();
     let trees = std::mem::take(&mut inp.init)
         .into_iter()
@@ -110,12 +123,6 @@ pub fn run(args: MospArgs) -> dyng::Result<ExitCode> {
         .map(|(j, (d, p))| SsspResult::from_arrays(&inp.graph, inp.source, j, d, p, args.canonicalize, &sopt))
         .collect::<dyng::Result<Vec<_>>>()?;
     let canon_ms = ms_since(t_canon);
-    if args.isolation == Isolation::Worker {
-        pb.finish_and_clear();
-        let out = (!args.no_output).then_some(args.out.as_path());
-        crate::isolated::run(&inp, &trees, &args.pref, args.delta, out, args.quiet, args.stats.as_deref())?;
-        return Ok(ExitCode::SUCCESS);
-    }
     let mut mosp = MospResult::from_trees(&res, &inp.graph, inp.source, trees, &args.pref)?;
     let validate = args.validate;
     pb.set_message("updating");
