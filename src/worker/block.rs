@@ -197,15 +197,19 @@ impl Pool {
         let fd = sys::memfd(&format!("dyng:w{}:g{}:b{}", self.pid, self.generation, id)).map_err(|e| os("memfd_create", e))?;
         sys::ftruncate(&fd, need).map_err(|e| os("ftruncate of a pool block", e))?;
         let map = Mapping::new(fd.as_raw_fd(), need as usize, true).map_err(|e| os("mmap of a pool block", e))?;
-        // After these seals the block's size is fixed and, with FUTURE_WRITE, this mapping is the
-        // only writable one that can ever exist.
+        self.seal(&fd)?;
+        self.blocks.push(PoolBlock { id, fd, map, size: need, state: BlockState::Filling, last_used: Instant::now() });
+        Ok(id)
+    }
+
+    /// After these seals the block's size is fixed and, with FUTURE_WRITE, a mapping made before
+    /// them is the only writable one that can ever exist.
+    fn seal(&self, fd: &OwnedFd) -> Result<()> {
         let mut seals = sys::SEAL_SHRINK | sys::SEAL_GROW;
         if self.future_write {
             seals |= sys::SEAL_FUTURE_WRITE;
         }
-        sys::add_seals(fd.as_raw_fd(), seals).map_err(|e| os("sealing a pool block", e))?;
-        self.blocks.push(PoolBlock { id, fd, map, size: need, state: BlockState::Filling, last_used: Instant::now() });
-        Ok(id)
+        sys::add_seals(fd.as_raw_fd(), seals).map_err(|e| os("sealing a pool block", e))
     }
 
     /// Writes page 0 and the arrays into a FILLING block (I1: only FILLING blocks are written).
@@ -224,14 +228,31 @@ impl Pool {
         Ok(())
     }
 
-    /// Fault injection only (`CORRUPT` at W4): flips one byte of the first array of a block
-    /// that is already filled, as a faulty copy or a stray write would, so that tests can see the
-    /// reader's checksum refuse it.
-    pub fn corrupt_for_test(&mut self, id: u32, arrays: &[ArrayDesc]) {
-        let (Some(i), Some(d)) = (self.index(id), arrays.iter().find(|d| d.count != 0)) else { return };
-        if let Some(b) = self.blocks[i].map.bytes_mut().get_mut(d.offset as usize) {
+    /// Fault injection only (`CORRUPT`, `BAD_HEADER` at W4): flips the byte at `offset` of a
+    /// filled block, as a faulty copy or a stray write would, so that tests can see the reader's
+    /// checks refuse it.
+    pub fn flip_byte_for_test(&mut self, id: u32, offset: u64) {
+        let Some(i) = self.index(id) else { return };
+        if let Some(b) = self.blocks[i].map.bytes_mut().get_mut(offset as usize) {
             *b ^= 0x5a;
         }
+    }
+
+    /// Fault injection only (`UNSEALED`, `SHORT` at W4): a new memfd holding the first `len`
+    /// bytes of block `id`, sealed as pool blocks are when `seal`, else not at all, for a
+    /// malicious worker to lend in the block's place.
+    pub fn copy_for_test(&self, id: u32, len: u64, seal: bool) -> Result<OwnedFd> {
+        let i = self.index(id).ok_or_else(|| Error::Internal(format!("copy of unknown block {id}")))?;
+        let fd = sys::memfd(&format!("dyng:w{}:g{}:t{id}", self.pid, self.generation)).map_err(|e| os("memfd_create", e))?;
+        sys::ftruncate(&fd, len).map_err(|e| os("ftruncate of a test block", e))?;
+        let n = len.min(self.blocks[i].size) as usize;
+        let mut map = Mapping::new(fd.as_raw_fd(), len as usize, true).map_err(|e| os("mmap of a test block", e))?;
+        map.bytes_mut()[..n].copy_from_slice(&self.blocks[i].map.bytes()[..n]);
+        drop(map);
+        if seal {
+            self.seal(&fd)?;
+        }
+        Ok(fd)
     }
 
     /// FILLING -> LENT with a fresh, never reused `lend_seq` (I2). Returns the sequence and the fd.
@@ -584,6 +605,28 @@ mod tests {
         let m = sys::memfd("dyng:test").unwrap();
         sys::ftruncate(&m, 8192).unwrap();
         assert!(InputBlock::open(&[m], &descs, false).is_err(), "unsealed input");
+        // Every seal but F_SEAL_WRITE (T4): the host could still write the input while the
+        // worker parses it, so the worker refuses it.
+        let m = sys::memfd("dyng:test").unwrap();
+        sys::ftruncate(&m, 8192).unwrap();
+        sys::add_seals(m.as_raw_fd(), sys::SEAL_SHRINK | sys::SEAL_GROW | sys::SEAL_SEAL).unwrap();
+        let e = InputBlock::open(&[m], &descs, false).err().expect("an input without F_SEAL_WRITE must be refused");
+        assert_eq!(e.kind(), crate::ErrorKind::Protocol, "{e}");
+    }
+
+    /// I3 from the worker's side (T4): once sealed, a pool block cannot change size, not even
+    /// through the worker's own fd, so a host that checked the size can never see it shrink.
+    #[test]
+    fn a_sealed_pool_block_cannot_be_truncated() {
+        let mut p = Pool::new(1, probe_future_write());
+        let id = p.acquire(10).unwrap();
+        let fd = &p.blocks[p.index(id).unwrap()].fd;
+        let size = sys::fstat_size(fd.as_raw_fd()).unwrap();
+        for len in [0, size / 2, size * 2] {
+            let e = sys::ftruncate(fd, len).expect_err("a sealed block was resized");
+            assert_eq!(e.raw_os_error(), Some(libc::EPERM), "ftruncate to {len}: {e}");
+        }
+        assert_eq!(sys::fstat_size(fd.as_raw_fd()).unwrap(), size);
     }
 
     /// A lent block filled from `written` whose descriptors carry the checksums of `hashed`

@@ -283,8 +283,9 @@ enum Lost {
     Died(String),
     /// Any other error: returned to the caller as is.
     Fail(Error),
-    /// The worker was killed because it ignored a cancel; the caller gets the error and the next
-    /// call starts a fresh worker.
+    /// The worker must go: it ignored a cancel (and was killed), or it broke the protocol and can
+    /// no longer be trusted (section 11). The caller buries it and returns the error; the next
+    /// call starts a fresh worker and replays the journal.
     Killed(Error),
 }
 
@@ -810,13 +811,13 @@ impl Client {
                 }
                 last_frame = Instant::now();
                 if r.truncated {
-                    return Err(Lost::Fail(protocol("truncated record")));
+                    return Err(violation(conn, perr::BAD_RECORD, 0, protocol("truncated record")));
                 }
                 // MSG_CTRUNC alone (the host is out of fds) leaves an otherwise valid message:
                 // it is decoded with the count it announces and its call fails with RESOURCE.
                 let ctrunc = r.ctruncated;
                 let fds_in = if ctrunc { announced_fds(&buf[..r.len]) } else { r.fds.len() };
-                let (h, body) = decode_frame(&buf[..r.len], fds_in).map_err(Lost::Fail)?;
+                let (h, body) = decode_frame(&buf[..r.len], fds_in).map_err(|e| violation(conn, perr::BAD_RECORD, 0, e))?;
                 if h.spawn_id != conn.spawn_id || h.generation != conn.generation {
                     continue;
                 }
@@ -825,9 +826,13 @@ impl Client {
                 match h.msg_type {
                     msg::REPLY_OK => {
                         fault::hit("H3"); // received, before any validation
-                        let ok = ReplyOk::get(&mut d).map_err(Lost::Fail)?;
+                        let ok = ReplyOk::get(&mut d).map_err(|e| violation(conn, perr::BAD_BODY, h.msg_type, e))?;
                         let fd = if ctrunc { None } else { fds.pop() };
-                        let view = self.receive_block(conn, h.call_id, &ok, fd, ctrunc).map_err(Lost::Fail)?;
+                        let view = self.receive_block(conn, h.call_id, &ok, fd, ctrunc).map_err(|e| match e.kind() {
+                            // A block that fails validation (6.3, I3, 6.6); RESOURCE is not one.
+                            crate::ErrorKind::Protocol => violation(conn, perr::BAD_BLOCK, h.msg_type, e),
+                            _ => Lost::Fail(e),
+                        })?;
                         if h.call_id != call_id {
                             drop(view); // a late reply of an abandoned call: released and acknowledged
                             continue;
@@ -846,7 +851,7 @@ impl Client {
                         if h.call_id != call_id {
                             continue;
                         }
-                        let err = ReplyErr::get(&mut d).map_err(Lost::Fail)?;
+                        let err = ReplyErr::get(&mut d).map_err(|e| violation(conn, perr::BAD_BODY, h.msg_type, e))?;
                         return Err(Lost::Fail(error_of(&err)));
                     }
                     msg::HEARTBEAT => {
@@ -857,8 +862,9 @@ impl Client {
                         self.counters.retired_seen.fetch_add(n as u64, Ordering::SeqCst);
                     }
                     msg::PONG | msg::LOG | msg::BYE => {}
-                    msg::PROTOCOL_ERROR => return Err(Lost::Fail(protocol("the worker reported a protocol error"))),
-                    t => return Err(Lost::Fail(protocol(format!("unexpected message type {t:#x} from the worker")))),
+                    // The worker closes its socket after sending it (5.1): it is as good as dead.
+                    msg::PROTOCOL_ERROR => return Err(Lost::Killed(protocol("the worker reported a protocol error"))),
+                    t => return Err(violation(conn, perr::UNEXPECTED_TYPE, t, protocol(format!("unexpected message type {t:#x} from the worker")))),
                 }
             }
             if rev[1] != 0 {
@@ -1246,6 +1252,19 @@ fn copy_out<T: Copy>(s: &[T]) -> Vec<T> {
     fault::hit("H5");
     out.extend_from_slice(b);
     out
+}
+
+/// A protocol violation found in what the worker sent (section 11): the worker can no longer be
+/// trusted, so it is told (PROTOCOL_ERROR, best effort: it may be gone already) and condemned;
+/// the caller kills it and the call fails with `e` (`Protocol`).
+fn violation(conn: &Conn, code: u16, offending_type: u16, e: Error) -> Lost {
+    let mut b = Enc::default();
+    put_protocol_error(&mut b, code, offending_type);
+    let h = Header { msg_type: msg::PROTOCOL_ERROR, spawn_id: conn.spawn_id, generation: conn.generation, ..Default::default() };
+    if let Ok(f) = encode_frame(h, &b.0, 0) {
+        let _ = sys::send_record(conn.sock.as_raw_fd(), &f, &[], false);
+    }
+    Lost::Killed(e)
 }
 
 fn core_conn_kill(conn: &mut Conn) -> u32 {

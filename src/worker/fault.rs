@@ -11,14 +11,29 @@
 //! Actions beyond the spec's: `SYNC` is the deterministic kill harness (17.1): the process
 //! connects to the Unix socket named by `DYNG_TEST_SYNC`, writes `<point> <pid>\n` and blocks
 //! until the runner writes a byte or closes the connection, so the runner can kill one or both
-//! processes at a known step. `CORRUPT` makes [`hit`] return true: the code at that point then
-//! damages its output (W4: one byte of the lent block), to test the reader's checks.
+//! processes at a known step. The [`Tamper`] actions make [`hit`] return what the code at that
+//! point must do to its output, to play a malicious or faulty worker (T4) whose reply the host
+//! must refuse: at W4, `CORRUPT` flips a byte of the lent block's first array after hashing,
+//! `UNSEALED` lends an unsealed copy of the block, `SHORT` a sealed copy one page shorter than
+//! `total_len`, `BAD_HEADER` damages page 0, and `BAD_LEND_SEQ` announces another `lend_seq` in
+//! REPLY_OK than page 0 holds.
+
+/// What a fault point asks the code there to do to its output (test-only, see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tamper {
+    Corrupt,
+    Unsealed,
+    Short,
+    BadHeader,
+    BadLendSeq,
+}
 
 #[cfg(all(feature = "fault-injection", not(debug_assertions)))]
 compile_error!("the fault-injection feature must never be enabled in release builds");
 
 #[cfg(feature = "fault-injection")]
 mod imp {
+    use super::Tamper;
     use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
     use std::sync::OnceLock;
 
@@ -57,16 +72,21 @@ mod imp {
         GENERATION.store(g, Ordering::SeqCst);
     }
 
-    /// Runs the action of the spec that matches this hit of `point`; true for `CORRUPT`.
-    pub fn hit(point: &str) -> bool {
+    /// Runs the action of the spec that matches this hit of `point`; a [`Tamper`] action is
+    /// returned for the code at the point to carry out.
+    pub fn hit(point: &str) -> Option<Tamper> {
         let gen = GENERATION.load(Ordering::SeqCst);
         let Some(spec) = specs().iter().find(|s| {
             s.point == point && s.generation.is_none_or(|g| g == gen) && s.hits.fetch_add(1, Ordering::SeqCst) + 1 == s.nth
         }) else {
-            return false;
+            return None;
         };
         match spec.action.as_str() {
-            "CORRUPT" => return true,
+            "CORRUPT" => return Some(Tamper::Corrupt),
+            "UNSEALED" => return Some(Tamper::Unsealed),
+            "SHORT" => return Some(Tamper::Short),
+            "BAD_HEADER" => return Some(Tamper::BadHeader),
+            "BAD_LEND_SEQ" => return Some(Tamper::BadLendSeq),
             "SYNC" => sync(point),
             "CRASH" => std::process::abort(),
             // SAFETY: signalling ourselves; the process ends here.
@@ -93,7 +113,7 @@ mod imp {
             }
             _ => {}
         }
-        false
+        None
     }
 
     /// Reports `point` and this pid to the runner and waits for its answer (any byte or EOF).
@@ -123,8 +143,8 @@ mod imp {
 #[cfg(not(feature = "fault-injection"))]
 mod imp {
     #[inline(always)]
-    pub fn hit(_point: &str) -> bool {
-        false
+    pub fn hit(_point: &str) -> Option<super::Tamper> {
+        None
     }
     #[inline(always)]
     pub fn set_generation(_g: u32) {}

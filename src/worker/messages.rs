@@ -110,6 +110,23 @@ pub mod cond {
     pub const INVALID_ARG: u16 = 7;
 }
 
+/// PROTOCOL_ERROR codes (5.1 leaves them to the implementation): what the sender found wrong.
+pub mod perr {
+    /// A record that fails framing (magic, version, lengths, fd count, truncation).
+    pub const BAD_RECORD: u16 = 1;
+    /// A message type the receiver does not expect.
+    pub const UNEXPECTED_TYPE: u16 = 2;
+    /// A lent block that fails validation (size, seals, page 0, checksums).
+    pub const BAD_BLOCK: u16 = 3;
+    /// A body that does not decode.
+    pub const BAD_BODY: u16 = 4;
+}
+
+/// PROTOCOL_ERROR body: `code u16` ([`perr`]), `offending_type u16` (0 = unknown).
+pub fn put_protocol_error(e: &mut Enc, code: u16, offending_type: u16) {
+    e.u16(code).u16(offending_type);
+}
+
 /// HELLO (W -> H).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Hello {

@@ -345,7 +345,7 @@ fn reader_loop(sh: &Arc<Shared>, parent_fd: Option<OwnedFd>, buf: &mut [u8]) -> 
             Ok(x) => x,
             Err(e) if e.kind() == ErrorKind::Protocol => {
                 let mut b = Enc::default();
-                b.u16(1).u16(0);
+                put_protocol_error(&mut b, perr::BAD_RECORD, 0);
                 let _ = sh.send(msg::PROTOCOL_ERROR, 0, &b.0, &[]);
                 return Err(e);
             }
@@ -396,12 +396,15 @@ fn reader_loop(sh: &Arc<Shared>, parent_fd: Option<OwnedFd>, buf: &mut [u8]) -> 
                 let _ = sh.send(msg::BYE, 0, &e.0, &[]);
                 exit_now(0);
             }
+            // The host found this process breaking the protocol and is killing it (section 11):
+            // nothing it sends can be trusted any more, so stop at once.
+            msg::PROTOCOL_ERROR => exit_now(0),
             t if h.flags & super::frame::FLAG_IGNORABLE != 0 => {
                 let _ = t;
             }
             t => {
                 let mut b = Enc::default();
-                b.u16(2).u16(t);
+                put_protocol_error(&mut b, perr::UNEXPECTED_TYPE, t);
                 let _ = sh.send(msg::PROTOCOL_ERROR, 0, &b.0, &[]);
                 return Err(protocol(format!("unexpected message type {t:#x}")));
             }
@@ -434,7 +437,11 @@ fn compute_loop(sh: &Arc<Shared>, mut st: State) {
         sh.epoch.store(st.epoch, Ordering::SeqCst);
         sh.results.store(st.results.len() as u32, Ordering::SeqCst);
         match out {
-            Ok(o) => {
+            Ok(mut o) => {
+                // W4: the block is filled, nothing is sent yet.
+                if let (Some(t), Some(l)) = (fault::hit("W4"), o.lent.as_mut()) {
+                    tamper_for_test(sh, t, l);
+                }
                 let mut e = Enc::default();
                 let lent = o.lent.as_ref();
                 ReplyOk {
@@ -449,11 +456,6 @@ fn compute_loop(sh: &Arc<Shared>, mut st: State) {
                 }
                 .put(&mut e);
                 let fds: Vec<RawFd> = lent.map(|l| l.fd.as_raw_fd()).into_iter().collect();
-                if fault::hit("W4") {
-                    if let Some(l) = lent {
-                        sh.pool.lock().corrupt_for_test(l.block_id, &l.arrays);
-                    }
-                }
                 let _ = sh.send(msg::REPLY_OK, job.call_id, &e.0, &fds);
                 fault::hit("W5");
             }
@@ -470,6 +472,31 @@ fn compute_loop(sh: &Arc<Shared>, mut st: State) {
         sh.cancelled.lock().remove(&job.call_id);
         sh.running.store(0, Ordering::SeqCst);
         sh.progress.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Fault injection only (T4): plays a faulty or malicious worker on a filled block about to be
+/// lent (see `fault.rs`); the host must refuse every one of these replies with `Protocol`.
+fn tamper_for_test(sh: &Shared, t: fault::Tamper, l: &mut Lent) {
+    use fault::Tamper;
+    let mut pool = sh.pool.lock();
+    match t {
+        Tamper::Corrupt => {
+            if let Some(d) = l.arrays.iter().find(|d| d.count != 0) {
+                pool.flip_byte_for_test(l.block_id, d.offset);
+            }
+        }
+        Tamper::BadHeader => pool.flip_byte_for_test(l.block_id, 44), // `epoch` in page 0 (6.3)
+        Tamper::BadLendSeq => l.lend_seq += 1,
+        Tamper::Unsealed | Tamper::Short => {
+            let short = t == Tamper::Short;
+            // One page short of `total_len` cuts into the last array, which the host would
+            // read past the end of the file (SIGBUS) if it mapped before checking the size.
+            let len = if short { l.total_len - sys::page_size() as u64 } else { l.total_len };
+            if let Ok(fd) = pool.copy_for_test(l.block_id, len, short) {
+                l.fd = fd;
+            }
+        }
     }
 }
 

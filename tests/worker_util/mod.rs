@@ -2,7 +2,8 @@
 //! and batches, and the leak checks of spec 17.3 (L1-L4, L6) read from `/proc`.
 #![allow(dead_code)]
 
-use dyng::worker::WorkerOptions;
+use dyng::worker::messages::Pong;
+use dyng::worker::{Client, WorkerOptions};
 use dyng::{Batch, Csr, WeightLayout};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -46,6 +47,22 @@ pub fn batch(g: &Csr, ins: usize, del: usize, seed: u64) -> Batch {
         }
     }
     b
+}
+
+/// The leak checks after a scenario (17.3), given the last PONG counters `st` of client `c`:
+/// no block lent, L4 (the worker's memfds are its pool), then after closing the client: the
+/// worker gone, L6, L1, L3 and L2 (host fds back to `fds0`). Returns the worker's pid.
+pub fn close_and_check_leaks(c: Client, st: &Pong, shm0: &BTreeSet<String>, fds0: usize, what: &str) -> u32 {
+    assert_eq!(st.lent_blocks, 0, "{what}");
+    let wpid = c.worker_pid().unwrap();
+    assert_eq!(memfd_fds(wpid, "dyng:w") as u32, st.pool_blocks, "{what}: L4");
+    drop(c);
+    assert!(wait_gone(wpid, Duration::from_secs(2)).is_some(), "{what}: worker left");
+    assert!(session_members(wpid).is_empty(), "{what}: L6");
+    assert_eq!(&shm_listing(), shm0, "{what}: L1");
+    assert_eq!(memfd_maps(std::process::id()), 0, "{what}: L3");
+    assert_eq!(self_fd_count(), fds0, "{what}: L2, host fds back to the baseline");
+    wpid
 }
 
 pub fn shm_listing() -> BTreeSet<String> {
@@ -169,6 +186,27 @@ pub fn memfd_holders(prefix: &str) -> Vec<u32> {
         fd_targets(pid).iter().any(|t| t.starts_with(&fd_name))
             || std::fs::read_to_string(format!("/proc/{pid}/maps")).is_ok_and(|m| m.contains(&fd_name))
     })
+}
+
+/// After host `host` died: within 1 s none of its workers lives (L6; stragglers are killed before
+/// the failure is reported), nothing is left in the sessions of `workers` (those seen), and no
+/// memfd of the host or of those workers is held or mapped by any process: nothing persists.
+pub fn assert_nothing_outlives_host(host: u32, workers: &[u32], what: &str) {
+    let died = Instant::now();
+    while !workers_of(host).is_empty() && died.elapsed() < Duration::from_secs(1) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let left = workers_of(host);
+    for p in &left {
+        // SAFETY (test): clean up a straggler before failing.
+        unsafe { libc::kill(*p as i32, libc::SIGKILL) };
+    }
+    assert!(left.is_empty(), "{what}: workers {left:?} alive 1 s after their host died (L6)");
+    for w in workers {
+        assert!(session_members(*w).is_empty(), "{what}: L6, the session of worker {w}");
+        assert!(memfd_holders(&format!("dyng:w{w}:")).is_empty(), "{what}: blocks of worker {w} persist");
+    }
+    assert!(memfd_holders(&format!("dyng:h{host}:")).is_empty(), "{what}: inputs of host {host} persist");
 }
 
 /// The runner's end of the deterministic kill harness (`DYNG_FAULT=<point>:SYNC`, `DYNG_TEST_SYNC`):
