@@ -357,6 +357,29 @@ fn malicious_replies_are_refused_and_the_worker_replaced() {
     }
 }
 
+/// An update sent right after a worker was condemned (here for a bad block) is applied exactly
+/// once: the respawn at the start of the update's call replays the journal, which must not hold
+/// that batch yet, or the batch would be applied by the replay and again when it is sent.
+#[test]
+fn an_update_after_a_protocol_violation_is_applied_once() {
+    let _serial = serial();
+    let g = grid(15, 15, 1, 21);
+    let res = Resources::sequential();
+    let mut lg = Graph::new(g.clone());
+    let mut s = dyng::SsspResult::compute(&res, &lg, 0, 0, &Default::default()).unwrap();
+    let c = Client::spawn(with_fault("W4:BAD_HEADER:3:1")).unwrap();
+    c.load_graph(&g).unwrap();
+    let r = c.sssp_compute(0, 0, &Default::default()).unwrap();
+    assert_eq!(c.view(r.id, 0, 0).unwrap_err().kind(), dyng::ErrorKind::Protocol);
+    assert!(c.worker_pid().is_none(), "the worker is gone before the update");
+    let b = batch(&g, 10, 10, 3);
+    dyng::update_one(&res, &mut lg, &b.view(), &mut s).unwrap();
+    assert_eq!(c.update(&b.view(), &[r.id]).unwrap(), 2, "one batch after the load");
+    assert_eq!(c.generation(), 2);
+    assert_eq!(c.copy_i64(r.id, kind::DIST, 0).unwrap(), s.distances());
+    assert_eq!(c.checkpoint().unwrap().i32s(kind::COL_IND).unwrap(), lg.csr().col_ind());
+}
+
 /// The host of the host-side scenarios, run in a child process (it crashes or is killed): every
 /// host fault point H1-H7 is reached in this order, each at its first hit.
 #[test]

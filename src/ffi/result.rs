@@ -674,15 +674,9 @@ fn update_remote(
     }
     let applied = apply_batch(gh.graph.csr(), view)?;
     let sent = rg.client.update(view, &ids);
-    // A plain WorkerLost keeps the batch in the client's journal: the replacement worker replays
-    // it, so the worker's graph has it and the host copy must follow. "dropped" means the batch
-    // was taken back (it killed the worker twice); any other error changed nothing.
-    let committed = match &sent {
-        Ok(_) => true,
-        Err(crate::Error::WorkerLost(m)) => !m.contains("dropped"),
-        Err(_) => false,
-    };
-    if committed {
+    // The client applies a batch exactly when it reports success: a failed update leaves its
+    // journal and the worker's graph without the batch, so the host copy stays as it is.
+    if sent.is_ok() {
         gh.graph.commit(applied.csr);
         for h in handles.iter_mut() {
             if let AnyResult::Remote(rr) = &mut h.result {

@@ -251,6 +251,10 @@ struct Journal {
     base: Option<(Input, OpParams, u64)>,
     batches: Vec<(Input, u64)>,
     results: Vec<ResultDesc>,
+    /// The newest batch is the UPDATE in flight, not yet confirmed by its REPLY_OK: only that
+    /// batch can be a poison batch (12.2 rule 5). A confirmed batch whose replay meets a death
+    /// is replayed again by the next worker.
+    unconfirmed: bool,
 }
 
 struct Conn {
@@ -618,7 +622,7 @@ impl Client {
             req.expected_epoch = epoch;
             req.input = Some(input.clone());
             if let Err(e) = self.replay_step(core, &req) {
-                if e.kind() == crate::ErrorKind::WorkerLost && i + 1 == batches.len() {
+                if e.kind() == crate::ErrorKind::WorkerLost && i + 1 == batches.len() && core.journal.unconfirmed {
                     // The worker died again executing the newest batch: a poison batch.
                     core.journal.batches.pop();
                 }
@@ -628,7 +632,13 @@ impl Client {
             self.replay_results(core, epoch)?;
         }
         if epoch != core.epoch {
-            return Err(worker_lost(format!("replay reached epoch {epoch}, the journal says {}", core.epoch)));
+            // The worker's state is not the journal's (section 11): discard both.
+            self.bury(core);
+            core.journal = Journal::default();
+            return Err(worker_lost(format!(
+                "replay reached epoch {epoch}, the journal says {}; the application must reload",
+                core.epoch
+            )));
         }
         Ok(())
     }
@@ -690,6 +700,15 @@ impl Client {
 
     /// Runs one request, with restart, replay and retry per section 11.
     fn call(&self, req: Request) -> Result<Reply> {
+        self.call_journaled(req, None::<fn(&mut Core)>)
+    }
+
+    /// [`Self::call`] for a journaled op: `journal` runs under the client's lock once a worker is
+    /// live, right before the request is first sent, and enters the op in the journal there (12.2
+    /// rules 1, 2). Entered any earlier, a replay made by this very call (its worker had died
+    /// before) would apply the op, and sending it would apply it a second time.
+    fn call_journaled(&self, req: Request, journal: Option<impl FnOnce(&mut Core)>) -> Result<Reply> {
+        let mut journal = journal;
         let mut core = self.core.lock();
         let deadline = self.opts.call_timeout.map(|t| Instant::now() + t);
         let journaled = self.opts.journal && matches!(req.params, OpParams::Update { .. } | OpParams::LoadGraph { .. });
@@ -697,6 +716,9 @@ impl Client {
         loop {
             self.ensure_live(&mut core)?;
             extension_supported(&core, &req.params)?;
+            if let Some(j) = journal.take() {
+                j(&mut core);
+            }
             match self.exchange(&mut core, &req, deadline) {
                 Ok(r) => return Ok(r),
                 Err(Lost::Fail(e)) => return Err(e),
@@ -960,16 +982,16 @@ impl Client {
         let params = OpParams::LoadGraph { n: n as u32, m: m as u64, kg: k as u16, base_epoch: 0 };
         let mut req = Request::new(params.clone());
         req.input = Some(input.clone());
-        // Journaled as a pending base before it is sent (12.2 rule 2).
-        let saved = {
-            let mut core = self.core.lock();
+        // Journaled as a pending base right before it is sent (12.2 rule 2).
+        let mut saved = None;
+        let journal = |core: &mut Core| {
             let next = core.epoch + 1;
-            let saved = std::mem::take(&mut core.journal);
+            let old = std::mem::take(&mut core.journal);
             core.journal.base = Some((input, params, next));
+            saved = Some((old, core.epoch, core.graph));
             core.epoch = next;
-            (saved, next - 1, core.graph)
         };
-        match self.call(req) {
+        match self.call_journaled(req, Some(journal)) {
             Ok(r) => {
                 let mut core = self.core.lock();
                 core.epoch = r.epoch;
@@ -982,7 +1004,7 @@ impl Client {
             }
             Err(e) => {
                 let mut core = self.core.lock();
-                if !matches!(e, Error::WorkerLost(_)) {
+                if let (false, Some(saved)) = (matches!(e, Error::WorkerLost(_)), saved) {
                     core.journal = saved.0;
                     core.epoch = saved.1;
                     core.graph = saved.2;
@@ -1129,7 +1151,9 @@ impl Client {
     }
 
     /// Applies `batch` once to the worker's graph and updates the listed results; returns the
-    /// new epoch. An update in flight when the worker dies is replayed exactly once.
+    /// new epoch. An update in flight when the worker dies is replayed exactly once. The batch is
+    /// applied exactly when this returns `Ok`: after an error the worker's state (rebuilt from
+    /// the journal if it was lost) does not have it.
     pub fn update(&self, batch: &BatchView<'_>, results: &[u64]) -> Result<u64> {
         let k = batch.k as u32;
         let input = self.input(&[
@@ -1141,24 +1165,26 @@ impl Client {
         ])?;
         let mut req = Request::new(OpParams::Update { result_ids: results.to_vec() });
         req.input = Some(input.clone());
-        let (prev_epoch, prev_results) = {
-            let mut core = self.core.lock();
+        // Journaled right before it is sent (12.2 rule 1); listed results move to the new epoch.
+        let mut before = None;
+        let journal = |core: &mut Core| {
             let prev = core.epoch;
-            let prev_results = core.journal.results.clone();
+            before = Some((prev, core.journal.results.clone()));
             core.epoch += 1;
             let after = core.epoch;
             if self.opts.journal {
-                // Added before it is sent (12.2 rule 1); listed results move to the new epoch.
-                core.journal.batches.push((input, after));
+                core.journal.batches.push((input.clone(), after));
+                core.journal.unconfirmed = true;
                 for r in core.journal.results.iter_mut().filter(|r| results.contains(&r.id) && r.epoch == prev) {
                     r.epoch = after;
                 }
             }
-            (prev, prev_results)
         };
-        match self.call(req) {
+        let out = self.call_journaled(req, Some(journal));
+        let mut core = self.core.lock();
+        core.journal.unconfirmed = false;
+        match out {
             Ok(r) => {
-                let mut core = self.core.lock();
                 core.epoch = r.epoch;
                 if let Some(g) = &mut core.graph {
                     g.epoch = r.epoch;
@@ -1166,15 +1192,21 @@ impl Client {
                 Ok(r.epoch)
             }
             Err(e) => {
-                let mut core = self.core.lock();
-                let poisoned = matches!(&e, Error::WorkerLost(m) if m.contains("dropped"));
-                if !matches!(e, Error::WorkerLost(_)) || poisoned {
-                    // State unchanged: take the batch back out of the journal.
-                    if !poisoned {
-                        core.journal.batches.pop();
+                // A failed update is not applied: the worker validates before it changes
+                // anything, and a worker lost with the batch is rebuilt without it. So the batch
+                // leaves the journal (unless the poison rule took it out already) and the epoch
+                // and the results go back. A worker restarted without a journal reset them itself.
+                if let Some((prev_epoch, prev_results)) = before {
+                    let ours = core.journal.batches.iter().rposition(|(i, _)| Arc::ptr_eq(&i.fd, &input.fd));
+                    if let Some(i) = ours {
+                        core.journal.batches.remove(i);
                     }
-                    core.journal.results = prev_results;
-                    core.epoch = prev_epoch;
+                    let poisoned = matches!(&e, Error::WorkerLost(m) if m.contains("dropped"));
+                    let unjournaled_failure = !self.opts.journal && !matches!(e, Error::WorkerLost(_));
+                    if ours.is_some() || poisoned || unjournaled_failure {
+                        core.journal.results = prev_results;
+                        core.epoch = prev_epoch;
+                    }
                 }
                 Err(e)
             }
