@@ -41,6 +41,12 @@ pub struct WorkerOptions {
     pub journal: bool,
     /// Retries of idempotent calls after a worker death.
     pub max_retries: u32,
+    /// The crash-loop guard (section 11): after this many worker deaths within
+    /// `crash_loop_window` the client stops respawning and every call gives `WorkerLost`
+    /// ("unstable"). Default 3 in 60 s (13.3); `usize::MAX` turns the guard off (the chaos
+    /// soak kills on purpose).
+    pub crash_loop_deaths: usize,
+    pub crash_loop_window: Duration,
     /// 0 AUTO, 1 CPU, 2 CUDA.
     pub backend: u8,
     pub allow_build_skew: bool,
@@ -66,6 +72,8 @@ impl Default for WorkerOptions {
             max_lent_bytes: 0,
             journal: true,
             max_retries: 1,
+            crash_loop_deaths: 3,
+            crash_loop_window: Duration::from_secs(60),
             backend: 0,
             allow_build_skew: false,
             checksums: false,
@@ -548,10 +556,10 @@ impl Client {
             let _ = conn.child.wait();
             let now = Instant::now();
             core.deaths.push_back(now);
-            while core.deaths.front().is_some_and(|t| now.duration_since(*t) > Duration::from_secs(60)) {
+            while core.deaths.front().is_some_and(|t| now.duration_since(*t) > self.opts.crash_loop_window) {
                 core.deaths.pop_front();
             }
-            if core.deaths.len() >= 3 {
+            if core.deaths.len() >= self.opts.crash_loop_deaths {
                 core.unstable = true;
             }
         }
@@ -567,7 +575,11 @@ impl Client {
                 return Ok(());
             }
             if core.unstable {
-                return Err(worker_lost("unstable: the worker died 3 times within 60 s; create a new resources handle"));
+                return Err(worker_lost(format!(
+                    "unstable: the worker died {} times within {} s; create a new resources handle",
+                    self.opts.crash_loop_deaths,
+                    self.opts.crash_loop_window.as_secs()
+                )));
             }
             let conn = self.start(core)?;
             core.conn = Some(conn);
