@@ -61,10 +61,16 @@
 #define DYNG_ISOLATION_IN_PROCESS 0
 
 /**
- * Isolation: run the engines in a persistent worker process (not yet available:
- * `DYNG_ERR_NOT_SUPPORTED`).
+ * Isolation: run the engines in a persistent `dyng-worker` process.
  */
 #define DYNG_ISOLATION_WORKER 1
+
+/**
+ * `dyng_resources_options_t.worker_flags`: XXH3-64 checksums of every array crossing to and
+ * from the worker, verified by the reader (`DYNG_ERR_PROTOCOL` on a mismatch). Costs a hash of
+ * every array on each side.
+ */
+#define DYNG_WORKER_CHECKSUMS 1
 
 /**
  * Adaptive update: recompute from the source when half the vertices are candidates (canonical
@@ -405,6 +411,12 @@ typedef struct dyng_resources_options_t {
    * Record stage timings.
    */
   bool profile;
+  /**
+   * `DYNG_WORKER_*` flags of worker isolation (0 = none): `DYNG_WORKER_CHECKSUMS`. Added
+   * after dyng 0.1 (a caller's older, smaller struct leaves it 0); 64 bits wide so that the
+   * struct grows and an old caller's trailing padding is never read as flags.
+   */
+  uint64_t worker_flags;
 } dyng_resources_options_t;
 
 /**

@@ -34,6 +34,8 @@ fn worker_resources_on(backend: u32) -> *mut dyng_resources_t {
     opt.isolation = DYNG_ISOLATION_WORKER;
     opt.worker_path = path.as_ptr();
     opt.worker_start_timeout_ms = 20_000;
+    // Every functional test runs with checksums on (spec 17.1).
+    opt.worker_flags = DYNG_WORKER_CHECKSUMS;
     let mut res = ptr::null_mut();
     // SAFETY: valid options and out pointer.
     ok(unsafe { dyng_resources_create(&opt, &mut res) }, "dyng_resources_create").unwrap();
@@ -271,6 +273,29 @@ fn missing_worker_is_reported_by_create() {
     assert_eq!(unsafe { dyng_resources_create(&opt, &mut res) }, DYNG_ERR_NOT_SUPPORTED);
     assert!(res.is_null());
     assert!(last_error().contains("no dyng-worker executable"), "{}", last_error());
+}
+
+/// `worker_flags` is checked, and versioned: a caller built against dyng 0.1 passes a struct
+/// that ends before it (`struct_size` = its offset), and whatever lies beyond is not read.
+#[test]
+fn worker_flags_are_checked_and_versioned() {
+    let path = worker_path();
+    let mut opt = dyng_resources_options_default();
+    opt.isolation = DYNG_ISOLATION_WORKER;
+    opt.worker_path = path.as_ptr();
+    opt.worker_flags = DYNG_WORKER_CHECKSUMS | 0x80;
+    let mut res = ptr::null_mut();
+    // SAFETY: valid options and out pointer.
+    assert_eq!(unsafe { dyng_resources_create(&opt, &mut res) }, DYNG_ERR_INVALID_ARGUMENT);
+    assert!(last_error().contains("worker_flags = 0x81"), "{}", last_error());
+    opt.struct_size = std::mem::offset_of!(dyng_resources_options_t, worker_flags);
+    // SAFETY: as above; the struct is larger than the size it declares.
+    ok(unsafe { dyng_resources_create(&opt, &mut res) }, "a dyng 0.1 struct").unwrap();
+    // SAFETY: created above.
+    unsafe { dyng_resources_free(res) };
+    opt.struct_size = std::mem::offset_of!(dyng_resources_options_t, worker_flags) - 1;
+    // SAFETY: as above.
+    assert_eq!(unsafe { dyng_resources_create(&opt, &mut res) }, DYNG_ERR_INVALID_ARGUMENT, "smaller than dyng 0.1's");
 }
 
 /// Every case of `groups` through the worker and in process (sequential engine on both sides):

@@ -545,3 +545,59 @@ fn sigkill_mid_adopt_is_retried() {
     assert_eq!(c.copy_i32(r.id, kind::PARENT, 0).unwrap(), s.parents());
     assert_eq!(c.copy_i64(r.id, kind::DIST, 0).unwrap(), s.distances());
 }
+
+/// The C ABI's `DYNG_WORKER_CHECKSUMS` reaches the worker. In a child process, because the C ABI
+/// has no option for the worker's environment and the worker inherits the host's, with
+/// `DYNG_FAULT=W4:CORRUPT:3:1` (LOAD, SSSP, then the copy's VIEW): with the flag the corrupted
+/// copy gives `DYNG_ERR_PROTOCOL`, without it wrong distances; the next copy is exact either way.
+#[test]
+#[ignore]
+fn role_c_abi_checksums() {
+    if !is_role("c_checksums") {
+        return;
+    }
+    use dyng::ffi::*;
+    use std::ptr::{null, null_mut};
+    let g = grid(10, 10, 1, 22);
+    let expect = dyng::SsspResult::compute(&Resources::sequential(), &Graph::new(g.clone()), 0, 0, &Default::default()).unwrap();
+    let path = std::ffi::CString::new(env!("CARGO_BIN_EXE_dyng-worker")).unwrap();
+    for flags in [DYNG_WORKER_CHECKSUMS, 0] {
+        // SAFETY (test): options, descriptors and out pointers are live and of the stated sizes;
+        // every handle is freed once, after its last use.
+        unsafe {
+            let mut opt = dyng_resources_options_default();
+            opt.isolation = DYNG_ISOLATION_WORKER;
+            opt.worker_path = path.as_ptr();
+            opt.worker_flags = flags;
+            let mut res = null_mut();
+            assert_eq!(dyng_resources_create(&opt, &mut res), DYNG_OK);
+            let csr = dyng_csr_t { n: g.n(), m: g.m(), k: 1, row_ptr: g.row_ptr().as_ptr(), col_ind: g.col_ind().as_ptr(), weights: g.weights().as_ptr() };
+            let mut gh = null_mut();
+            assert_eq!(dyng_graph_from_csr(res, &csr, &mut gh), DYNG_OK);
+            let mut r = null_mut();
+            assert_eq!(dyng_sssp_compute(res, gh, 0, 0, null(), &mut r), DYNG_OK);
+            let mut d = vec![0i64; g.n()];
+            let copy = |d: &mut Vec<i64>| dyng_result_copy(res, r, DYNG_ARRAY_DISTANCES, 0, d.as_mut_ptr() as *mut _, d.len());
+            if flags == DYNG_WORKER_CHECKSUMS {
+                assert_eq!(copy(&mut d), DYNG_ERR_PROTOCOL, "checksums on: the corrupted block is refused");
+            } else {
+                assert_eq!(copy(&mut d), DYNG_OK);
+                assert_ne!(d, expect.distances(), "checksums off: the fault did corrupt the block");
+            }
+            assert_eq!(copy(&mut d), DYNG_OK);
+            assert_eq!(d, expect.distances());
+            dyng_result_free(r);
+            dyng_graph_free(gh);
+            dyng_resources_free(res);
+        }
+    }
+    println!("role c_checksums done");
+}
+
+#[test]
+fn c_abi_checksum_flag_reaches_the_worker() {
+    let _serial = serial();
+    let out = run_role("role_c_abi_checksums", "c_checksums", &[("DYNG_FAULT", "W4:CORRUPT:3:1")]).wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("role c_checksums done"), "{}\n{stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+}

@@ -55,9 +55,13 @@ pub const DYNG_BACKEND_CUDA: u32 = 2;
 
 /// Isolation: run the engines in the calling process.
 pub const DYNG_ISOLATION_IN_PROCESS: u32 = 0;
-/// Isolation: run the engines in a persistent worker process (not yet available:
-/// `DYNG_ERR_NOT_SUPPORTED`).
+/// Isolation: run the engines in a persistent `dyng-worker` process.
 pub const DYNG_ISOLATION_WORKER: u32 = 1;
+
+/// `dyng_resources_options_t.worker_flags`: XXH3-64 checksums of every array crossing to and
+/// from the worker, verified by the reader (`DYNG_ERR_PROTOCOL` on a mismatch). Costs a hash of
+/// every array on each side.
+pub const DYNG_WORKER_CHECKSUMS: u64 = 1;
 
 /// Adaptive update: recompute from the source when half the vertices are candidates (canonical
 /// trees of graphs with at least 4096 vertices only; results are bit-identical either way).

@@ -61,11 +61,16 @@ pub struct dyng_resources_options_t {
     pub worker_call_timeout_ms: u32,
     /// Record stage timings.
     pub profile: bool,
+    /// `DYNG_WORKER_*` flags of worker isolation (0 = none): `DYNG_WORKER_CHECKSUMS`. Added
+    /// after dyng 0.1 (a caller's older, smaller struct leaves it 0); 64 bits wide so that the
+    /// struct grows and an old caller's trailing padding is never read as flags.
+    pub worker_flags: u64,
 }
 
 // SAFETY: repr(C), starts with `usize struct_size`, every field is valid for any C-written value.
 unsafe impl Versioned for dyng_resources_options_t {
-    const V1_SIZE: usize = std::mem::size_of::<dyng_resources_options_t>();
+    /// dyng 0.1's struct ended with `profile` and its padding, where `worker_flags` begins.
+    const V1_SIZE: usize = std::mem::offset_of!(dyng_resources_options_t, worker_flags);
     const NAME: &'static str = "dyng_resources_options_t";
     fn defaults() -> Self {
         dyng_resources_options_t {
@@ -79,6 +84,7 @@ unsafe impl Versioned for dyng_resources_options_t {
             worker_start_timeout_ms: 0,
             worker_call_timeout_ms: 0,
             profile: false,
+            worker_flags: 0,
         }
     }
 }
@@ -139,6 +145,12 @@ fn build(opt: &dyng_resources_options_t) -> FfiResult<ResourcesHandle> {
             .map_err(|_| invalid(format!("dyng: {F}: `opt->worker_path` is not valid UTF-8")))?;
         Some(PathBuf::from(s))
     };
+    if opt.worker_flags & !DYNG_WORKER_CHECKSUMS != 0 {
+        return Err(invalid(format!(
+            "dyng: {F}: worker_flags = {:#x} has bits other than DYNG_WORKER_CHECKSUMS (1)",
+            opt.worker_flags
+        )));
+    }
     // Resolved now so a missing executable is reported by create, not by the first compute.
     crate::worker::resolve_worker_path(worker_path.as_deref())?;
     let mut wopt = WorkerOptions {
@@ -148,6 +160,7 @@ fn build(opt: &dyng_resources_options_t) -> FfiResult<ResourcesHandle> {
             Backend::Parallel => crate::worker::messages::BACKEND_CPU,
             Backend::Cuda => crate::worker::messages::BACKEND_CUDA,
         },
+        checksums: opt.worker_flags & DYNG_WORKER_CHECKSUMS != 0,
         ..WorkerOptions::default()
     };
     if opt.worker_start_timeout_ms != 0 {
