@@ -616,6 +616,7 @@ mod tests {
 
     /// I3 from the worker's side (T4): once sealed, a pool block cannot change size, not even
     /// through the worker's own fd, so a host that checked the size can never see it shrink.
+    /// (`sys.rs` tests the seals themselves; this tests that the pool applies them.)
     #[test]
     fn a_sealed_pool_block_cannot_be_truncated() {
         let mut p = Pool::new(1, probe_future_write());
