@@ -78,11 +78,10 @@ mod imp {
     /// returned for the code at the point to carry out.
     pub fn hit(point: &str) -> Option<Tamper> {
         let gen = GENERATION.load(Ordering::SeqCst);
-        let Some(spec) = specs().iter().find(|s| {
-            s.point == point && s.generation.is_none_or(|g| g == gen) && s.hits.fetch_add(1, Ordering::SeqCst) + 1 == s.nth
-        }) else {
-            return None;
-        };
+        // `map_or`, not `is_none_or`: the MSRV is 1.80.
+        let spec = specs().iter().find(|s| {
+            s.point == point && s.generation.map_or(true, |g| g == gen) && s.hits.fetch_add(1, Ordering::SeqCst) + 1 == s.nth
+        })?;
         match spec.action.as_str() {
             "CORRUPT" => return Some(Tamper::Corrupt),
             "UNSEALED" => return Some(Tamper::Unsealed),
