@@ -4,7 +4,7 @@
 //! `update_vs_recompute [engine] [batch] [fallback] [graph] [size] [objective]`:
 //! engine `sequential` or a thread count; batch `safe`, `unsafe` or `local`; fallback `never`,
 //! `always` or `adaptive`; graph `usroads` (bundled, source 531), `bremen` (from
-//! `../shared/data`, source 0) or `grid` (1000x1000, source 0); size of the batch (10000);
+//! `../shared/data`, source 0) or `grid` (1000x1000, source 0) or `rgg` (rgg_n_2_20, source 0); size of the batch (10000);
 //! objective (0). Batches come from the original change generator (seed 777).
 
 use dyng::io::changegen::{generate_changes, ChangeOptions};
@@ -22,6 +22,7 @@ fn load(name: &str) -> dyng::Result<(CsrText, usize, usize)> {
             (t, 0, 40)
         }
         "grid" => (graphgen::grid(1000, 1000, 3, 1, 100, 12345)?, 0, 110),
+        "rgg" => (graphgen::rgg(20, 3, 1, 100, 12345)?, 0, 110),
         _ => (mtx::mtx_to_csr(&root.join("data/road-usroads.mtx"), 3, 1, 100, 12345)?.0, 531, 100),
     })
 }

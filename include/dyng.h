@@ -51,7 +51,8 @@
 #define DYNG_BACKEND_PARALLEL 1
 
 /**
- * Backend: the CUDA engine (not available in this build: `DYNG_ERR_NOT_SUPPORTED`).
+ * Backend: the CUDA engine (driver and NVRTC loaded at run time; `DYNG_ERR_NOT_SUPPORTED`, naming
+ * what is missing, on a machine without them).
  */
 #define DYNG_BACKEND_CUDA 2
 
@@ -61,7 +62,8 @@
 #define DYNG_ISOLATION_IN_PROCESS 0
 
 /**
- * Isolation: run the engines in a persistent `dyng-worker` process.
+ * Isolation: run the engines in a persistent `dyng-worker` process (crash isolation; results come
+ * back as shared-memory blocks; `DYNG_ERR_NOT_SUPPORTED` when the worker executable is not found).
  */
 #define DYNG_ISOLATION_WORKER 1
 
@@ -73,8 +75,10 @@
 #define DYNG_WORKER_CHECKSUMS 1
 
 /**
- * Adaptive update: recompute from the source when half the vertices are candidates (canonical
- * trees of graphs with at least 4096 vertices only; results are bit-identical either way).
+ * Adaptive update: recompute from the source when that is predicted to be cheaper (30 % of the
+ * vertices invalidated or inserted into, an insertion shortening a distance by over 40 % of the
+ * largest, or a repair outgrowing the tree's last static solve); canonical trees of graphs with
+ * at least 4096 vertices only; results are bit-identical either way.
  */
 #define DYNG_FALLBACK_ADAPTIVE 0
 

@@ -50,12 +50,14 @@ pub const DYNG_VERSION_PATCH: u32 = 0;
 pub const DYNG_BACKEND_SEQUENTIAL: u32 = 0;
 /// Backend: the multi-threaded engine on a thread pool owned by the resources handle.
 pub const DYNG_BACKEND_PARALLEL: u32 = 1;
-/// Backend: the CUDA engine (not available in this build: `DYNG_ERR_NOT_SUPPORTED`).
+/// Backend: the CUDA engine (driver and NVRTC loaded at run time; `DYNG_ERR_NOT_SUPPORTED`, naming
+/// what is missing, on a machine without them).
 pub const DYNG_BACKEND_CUDA: u32 = 2;
 
 /// Isolation: run the engines in the calling process.
 pub const DYNG_ISOLATION_IN_PROCESS: u32 = 0;
-/// Isolation: run the engines in a persistent `dyng-worker` process.
+/// Isolation: run the engines in a persistent `dyng-worker` process (crash isolation; results come
+/// back as shared-memory blocks; `DYNG_ERR_NOT_SUPPORTED` when the worker executable is not found).
 pub const DYNG_ISOLATION_WORKER: u32 = 1;
 
 /// `dyng_resources_options_t.worker_flags`: XXH3-64 checksums of every array crossing to and
@@ -63,8 +65,10 @@ pub const DYNG_ISOLATION_WORKER: u32 = 1;
 /// every array on each side.
 pub const DYNG_WORKER_CHECKSUMS: u64 = 1;
 
-/// Adaptive update: recompute from the source when half the vertices are candidates (canonical
-/// trees of graphs with at least 4096 vertices only; results are bit-identical either way).
+/// Adaptive update: recompute from the source when that is predicted to be cheaper (30 % of the
+/// vertices invalidated or inserted into, an insertion shortening a distance by over 40 % of the
+/// largest, or a repair outgrowing the tree's last static solve); canonical trees of graphs with
+/// at least 4096 vertices only; results are bit-identical either way.
 pub const DYNG_FALLBACK_ADAPTIVE: u32 = 0;
 /// Always repair the tree incrementally.
 pub const DYNG_FALLBACK_NEVER: u32 = 1;

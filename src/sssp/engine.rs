@@ -458,7 +458,10 @@ fn tree_level<E: Exec>(
 ) -> usize {
     let out = run.out;
     let end = list.len();
-    run.exec.for_chunks(end - from, GRAIN_LIST, |r| {
+    // A level is latency-bound (two random reads per edge); splitting one across the pool only
+    // pays off for wide levels, and a deep tree has thousands of narrow ones.
+    let grain = if end - from < GRAIN_VERTICES { usize::MAX } else { GRAIN_LIST * 16 };
+    run.exec.for_chunks(end - from, grain, |r| {
         let mut next = Appender::new(list);
         for i in r {
             let u = list.get(from + i);

@@ -207,7 +207,7 @@ impl Exec for Parallel<'_> {
         self.pool.current_num_threads() == 1
     }
     fn for_chunks<F: Fn(Range<usize>) + Sync + Send>(&self, len: usize, grain: usize, f: F) {
-        if len < INLINE_BELOW || self.pool.current_num_threads() == 1 {
+        if len < INLINE_BELOW || grain >= len || self.pool.current_num_threads() == 1 {
             return f(0..len);
         }
         let grain = grain.max(1);
