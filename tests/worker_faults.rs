@@ -380,6 +380,35 @@ fn an_update_after_a_protocol_violation_is_applied_once() {
     assert_eq!(c.checkpoint().unwrap().i32s(kind::COL_IND).unwrap(), lg.csr().col_ind());
 }
 
+/// A confirmed batch is never a poison batch (12.2 rule 5 is about the UPDATE in flight): the
+/// worker dies while idle after an update, and its replacement dies replaying that batch (W3 of
+/// generation 2: the replayed LOAD, then the UPDATE). The batch stays in the journal, a third
+/// worker replays it, and the call gets the in-process result.
+#[test]
+fn a_confirmed_batch_survives_a_death_during_its_replay() {
+    let _serial = serial();
+    let g = grid(15, 15, 1, 24);
+    let res = Resources::sequential();
+    let mut lg = Graph::new(g.clone());
+    let mut s = dyng::SsspResult::compute(&res, &lg, 0, 0, &Default::default()).unwrap();
+    let c = Client::spawn(with_fault("W3:SIGKILL_SELF:2:2")).unwrap();
+    c.load_graph(&g).unwrap();
+    let r = c.sssp_compute(0, 0, &Default::default()).unwrap();
+    let b = batch(&g, 10, 10, 5);
+    dyng::update_one(&res, &mut lg, &b.view(), &mut s).unwrap();
+    assert_eq!(c.update(&b.view(), &[r.id]).unwrap(), 2);
+    let pid = c.worker_pid().unwrap();
+    // SAFETY (test): SIGKILL to the worker we spawned.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    assert!(wait_gone(pid, Duration::from_secs(2)).is_some());
+    assert_eq!(c.copy_i64(r.id, kind::DIST, 0).unwrap(), s.distances(), "the batch was kept");
+    assert_eq!(c.generation(), 3, "the fault fired in generation 2");
+    let b = batch(lg.csr(), 5, 5, 6);
+    dyng::update_one(&res, &mut lg, &b.view(), &mut s).unwrap();
+    assert_eq!(c.update(&b.view(), &[r.id]).unwrap(), 3);
+    assert_eq!(c.copy_i32(r.id, kind::PARENT, 0).unwrap(), s.parents());
+}
+
 /// The host of the host-side scenarios, run in a child process (it crashes or is killed): every
 /// host fault point H1-H7 is reached in this order, each at its first hit.
 #[test]
