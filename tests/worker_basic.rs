@@ -758,3 +758,30 @@ fn stale_results_stay_stale_across_checkpoint_and_replay() {
     assert_state(&s, &m, epoch, "after a second kill");
     assert_eq!(c.generation(), gen + 1);
 }
+
+/// The byte threshold alone triggers checkpoints (each batch here is 96 bytes of input: 4
+/// insertions of 16 bytes at K = 2 and 4 deletions of 8), and with both thresholds 0 the journal
+/// keeps every batch.
+#[test]
+fn checkpoint_byte_threshold_and_no_checkpoints() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let _serial = serial();
+    let g = grid(12, 12, 2, 9);
+    let c = Client::spawn(WorkerOptions { checkpoint_batches: 0, checkpoint_bytes: 150, ..opts() }).unwrap();
+    c.load_graph(&g).unwrap();
+    let r = c.sssp_compute(0, 0, &SsspOptions::default()).unwrap();
+    let mut lg = Graph::new(g.clone());
+    for i in 0..6 {
+        let b = batch(lg.csr(), 4, 4, i);
+        lg.apply(&b.view()).unwrap();
+        c.update(&b.view(), &[r.id]).unwrap();
+        assert_eq!(c.journal_size(), ((i as usize + 1) % 2, 96 * ((i + 1) % 2)), "after batch {i}");
+    }
+    assert_eq!(c.counters().checkpoints.load(SeqCst), 3);
+    let c = Client::spawn(WorkerOptions { checkpoint_batches: 0, checkpoint_bytes: 0, ..opts() }).unwrap();
+    c.load_graph(&g).unwrap();
+    for i in 0..70 {
+        c.update(&batch(&g, 1, 0, i).view(), &[]).unwrap();
+    }
+    assert_eq!((c.counters().checkpoints.load(SeqCst), c.journal_size().0), (0, 70));
+}

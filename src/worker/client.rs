@@ -1278,7 +1278,10 @@ impl Client {
         };
         let over = |limit: u64, v: u64| limit != 0 && v > limit;
         let due = over(self.opts.checkpoint_batches as u64, batches) || over(self.opts.checkpoint_bytes, bytes);
-        if !self.opts.journal || !due || core.journal.unconfirmed || core.journal.base.is_none() || core.conn.is_none() {
+        // The replay of a checkpoint adopts, so the worker must have the ADOPT extension (its
+        // replacement is the same executable).
+        let adopts = core.conn.as_ref().is_some_and(|c| c.caps & CAP_ADOPT != 0);
+        if !self.opts.journal || !due || !adopts || core.journal.unconfirmed || core.journal.base.is_none() {
             return;
         }
         match self.take_checkpoint(core) {
@@ -1309,7 +1312,9 @@ impl Client {
             return Err(Lost::Fail(Error::Internal("dyng worker: a checkpoint needs a LOAD_GRAPH base".into())));
         };
         let lent = |r: Reply| r.view.ok_or_else(|| Lost::Fail(protocol("a lending reply without a block")));
-        let graph = lent(self.exchange(core, &Request::new(OpParams::Checkpoint), None)?)?;
+        // Bounded like one call: a checkpoint is part of the update that triggers it.
+        let deadline = self.opts.call_timeout.map(|t| Instant::now() + t);
+        let graph = lent(self.exchange(core, &Request::new(OpParams::Checkpoint), deadline)?)?;
         if graph.epoch() != epoch {
             return Err(Lost::Fail(Error::Internal(format!("dyng worker: checkpoint at epoch {}, the host is at {epoch}", graph.epoch()))));
         }
@@ -1328,12 +1333,14 @@ impl Client {
                 results.push(ResultDesc { id: r.id, params: stale_placeholder(&r.params), epoch: stale_at, adopted: None });
                 continue;
             }
-            let (params, objectives) = adoption_of(&r.params, kg);
+            let Some((params, objectives)) = adoption_of(&r.params, kg) else {
+                return Err(Lost::Fail(Error::Internal(format!("dyng worker: result {} has no computing op in the journal", r.id))));
+            };
             let mut views = Vec::with_capacity(objectives);
             for j in 0..objectives {
                 let mut req = Request::new(OpParams::View { view_mask: (1 << (kind::DIST - 1)) | (1 << (kind::PARENT - 1)), objective: j as u16 });
                 req.result_id = r.id;
-                views.push(lent(self.exchange(core, &req, None)?)?);
+                views.push(lent(self.exchange(core, &req, deadline)?)?);
             }
             let trees: Vec<(&[i64], &[i32])> = views
                 .iter()
@@ -1493,21 +1500,21 @@ fn recv_until(sock: &OwnedFd, pidfd: &OwnedFd, buf: &mut [u8], deadline: Instant
 /// The adoption that recreates a result current at a checkpoint from its present trees, and
 /// how many trees it takes: the result's op and options (source, objective or K and
 /// preferences, delta per tree), `canonicalize` off so the trees come back as they are.
-fn adoption_of(params: &OpParams, graph_k: u16) -> (OpParams, usize) {
+fn adoption_of(params: &OpParams, graph_k: u16) -> Option<(OpParams, usize)> {
     match params.clone() {
         OpParams::SsspCompute { source, objective, delta, .. } | OpParams::AdoptSssp { source, objective, delta, .. } => {
-            (OpParams::AdoptSssp { source, objective, canonicalize: false, delta, view_mask: 0, assign_id: 0 }, 1)
+            Some((OpParams::AdoptSssp { source, objective, canonicalize: false, delta, view_mask: 0, assign_id: 0 }, 1))
         }
         OpParams::MospCompute { source, k, prefs, delta, .. } => {
             // K = 0 asks for all objectives of the graph, whose K no update changes.
             let k = if k == 0 { graph_k } else { k };
             let deltas = vec![delta; k as usize];
-            (OpParams::AdoptMosp { source, k, prefs, canonicalize: false, deltas, view_mask: 0, assign_id: 0 }, k as usize)
+            Some((OpParams::AdoptMosp { source, k, prefs, canonicalize: false, deltas, view_mask: 0, assign_id: 0 }, k as usize))
         }
         OpParams::AdoptMosp { source, k, prefs, deltas, .. } => {
-            (OpParams::AdoptMosp { source, k, prefs, canonicalize: false, deltas, view_mask: 0, assign_id: 0 }, k as usize)
+            Some((OpParams::AdoptMosp { source, k, prefs, canonicalize: false, deltas, view_mask: 0, assign_id: 0 }, k as usize))
         }
-        other => (other, 0),
+        _ => None,
     }
 }
 
