@@ -616,3 +616,172 @@ fn assert_same(w: &dyng::worker::messages::ObjectiveStats, s: &dyng::UpdateStats
     let want = (s.invalidated, s.affected, s.iterations, s.epochs, s.pushes, s.packed_parents, s.fallback_used);
     assert_eq!(got, want, "{what}");
 }
+
+/// SIGKILLs the client's worker and waits until it is gone; returns its generation.
+fn kill_worker(c: &Client) -> u32 {
+    let pid = c.worker_pid().unwrap();
+    let gen = c.generation();
+    // SAFETY (test): SIGKILL to the worker we spawned.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    assert!(wait_gone(pid, Duration::from_secs(2)).is_some(), "the killed worker is gone");
+    gen
+}
+
+/// With a checkpoint every 3 batches (12.3), ten updates leave at most 3 batches in the journal,
+/// and a SIGKILLed worker's replacement, rebuilt from the checkpoint (graph + adopted arrays),
+/// holds byte-identical arrays under the same ids at the same epoch: a computed SSSP tree, a
+/// computed MOSP result and an adopted MOSP result whose non-canonical ties a recompute would
+/// not give. The replayed results keep updating like the in-process ones, through a second
+/// checkpoint and a second kill.
+#[test]
+fn checkpoints_bound_the_journal_and_replay_byte_identical() {
+    let _serial = serial();
+    let inp = perturbed_case();
+    let (src, k) = (inp.source, inp.k);
+    let res = Resources::sequential();
+    let mut lg = Graph::new(inp.graph.csr().clone());
+    let sopt = SsspOptions { delta: Some(7), ..Default::default() };
+    let mopt = MospOptions { k: Some(2), preferences: vec![2, 1], ..Default::default() };
+    let mut s = SsspResult::compute(&res, &lg, src, 1, &sopt).unwrap();
+    let mut m = MospResult::compute(&res, &lg, src, &mopt).unwrap();
+    let trees: Vec<SsspResult> = (0..k)
+        .map(|j| SsspResult::from_arrays(&lg, src, j, inp.init[j].0.clone(), inp.init[j].1.clone(), false, &SsspOptions::default()).unwrap())
+        .collect();
+    let mut am = MospResult::from_trees(&res, &lg, src, trees, &[]).unwrap();
+    let c = Client::spawn(WorkerOptions { checkpoint_batches: 3, checkpoint_bytes: 0, ..opts() }).unwrap();
+    c.load_graph(lg.csr()).unwrap();
+    let rs = c.sssp_compute(src, 1, &sopt).unwrap();
+    let rm = c.mosp_compute(src, &mopt).unwrap();
+    let ram = c.adopt_mosp(src, &tree_slices(&inp.init), false, &vec![None; k], &[]).unwrap();
+    let ids = [rs.id, rm.id, ram.id];
+    let step = |c: &Client, lg: &mut Graph, s: &mut SsspResult, m: &mut MospResult, am: &mut MospResult, seed: u64| {
+        let b = batch(lg.csr(), 8, 8, seed);
+        let mut rs = [ResultMut::Sssp(s), ResultMut::Mosp(m), ResultMut::Mosp(am)];
+        dyng::update(&res, lg, &b.view(), &mut rs).unwrap();
+        let epoch = c.update(&b.view(), &ids).unwrap();
+        assert!(c.journal_size().0 <= 3, "the journal holds at most the threshold's batches");
+        epoch
+    };
+    let mut epoch = 0;
+    for i in 0..10 {
+        epoch = step(&c, &mut lg, &mut s, &mut m, &mut am, i);
+    }
+    assert_eq!(c.counters().checkpoints.load(std::sync::atomic::Ordering::SeqCst), 2, "checkpoints after batches 4 and 8");
+    assert_eq!(c.counters().checkpoint_failures.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(c.journal_size().0, 2);
+    let fresh = MospResult::compute(&res, &lg, src, &MospOptions::default()).unwrap();
+    assert!((0..k).any(|j| fresh.tree(j).parents() != am.tree(j).parents()), "the adopted ties must persist");
+    let check = |c: &Client, s: &SsspResult, m: &MospResult, am: &MospResult, lg: &Graph, epoch: u64, what: &str| {
+        let v = c.view(rs.id, 0, 0).unwrap();
+        assert_eq!(v.epoch(), epoch, "{what}: epoch");
+        assert_eq!(bytes(v.i64s(kind::DIST).unwrap()), bytes(s.distances()), "{what}: sssp dist");
+        assert_eq!(bytes(v.i32s(kind::PARENT).unwrap()), bytes(s.parents()), "{what}: sssp parent");
+        drop(v);
+        assert_mosp_equal(c, rm.id, m, &format!("{what}: computed mosp"));
+        assert_mosp_equal(c, ram.id, am, &format!("{what}: adopted mosp"));
+        let g = c.checkpoint().unwrap();
+        assert_eq!(g.i32s(kind::ROW_PTR).unwrap(), lg.csr().row_ptr(), "{what}: graph");
+        assert_eq!(g.i32s(kind::COL_IND).unwrap(), lg.csr().col_ind(), "{what}: graph");
+        assert_eq!(g.i32s(kind::WEIGHTS).unwrap(), lg.csr().weights(), "{what}: graph");
+        assert_eq!(c.graph_info().unwrap().epoch, epoch);
+    };
+    check(&c, &s, &m, &am, &lg, epoch, "before the kill");
+    let gen = kill_worker(&c);
+    check(&c, &s, &m, &am, &lg, epoch, "after the kill");
+    assert_eq!(c.generation(), gen + 1);
+    // A new result gets the next id: the replayed worker knows the ids in use.
+    let next = c.sssp_compute(src, 0, &SsspOptions::default()).unwrap();
+    assert_eq!(next.id, ids.iter().max().unwrap() + 1);
+    c.drop_result(next.id).unwrap();
+    for i in 10..15 {
+        epoch = step(&c, &mut lg, &mut s, &mut m, &mut am, i);
+    }
+    assert_eq!(c.counters().checkpoints.load(std::sync::atomic::Ordering::SeqCst), 3, "a checkpoint of the replayed state");
+    check(&c, &s, &m, &am, &lg, epoch, "after updates on the replayed worker");
+    let gen = kill_worker(&c);
+    check(&c, &s, &m, &am, &lg, epoch, "after the second kill");
+    assert_eq!(c.generation(), gen + 1);
+}
+
+/// A result left out of an update is stale, and stays stale through checkpoints and the replay
+/// of a killed worker (VIEW and UPDATE refuse it, DROP_RESULT frees it), computed or adopted,
+/// while the results kept current come back byte-identical.
+#[test]
+fn stale_results_stay_stale_across_checkpoint_and_replay() {
+    let _serial = serial();
+    let g = grid(20, 20, 2, 3);
+    let res = Resources::sequential();
+    let mut lg = Graph::new(g.clone());
+    let sopt = SsspOptions::default();
+    let mut s = SsspResult::compute(&res, &lg, 0, 0, &sopt).unwrap();
+    let mut m = MospResult::compute(&res, &lg, 7, &MospOptions::default()).unwrap();
+    let c = Client::spawn(WorkerOptions { checkpoint_batches: 1, checkpoint_bytes: 0, ..opts() }).unwrap();
+    c.load_graph(&g).unwrap();
+    let live = c.sssp_compute(0, 0, &sopt).unwrap();
+    let live_m = c.mosp_compute(7, &MospOptions::default()).unwrap(); // K = 0: all objectives
+    let stale = c.sssp_compute(5, 1, &sopt).unwrap();
+    let stale_m = c.mosp_compute(3, &MospOptions::default()).unwrap();
+    let adopted = c.adopt_sssp(0, 0, s.distances(), s.parents(), false, &sopt).unwrap();
+    let mut epoch = 0;
+    for i in 0..4 {
+        let b = batch(lg.csr(), 6, 6, 40 + i);
+        dyng::update(&res, &mut lg, &b.view(), &mut [ResultMut::Sssp(&mut s), ResultMut::Mosp(&mut m)]).unwrap();
+        epoch = c.update(&b.view(), &[live.id, live_m.id]).unwrap();
+    }
+    assert!(c.counters().checkpoints.load(std::sync::atomic::Ordering::SeqCst) >= 2, "checkpoints with stale results");
+    assert_eq!(c.counters().checkpoint_failures.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert!(c.journal_size().0 <= 1);
+    let assert_state = |s: &SsspResult, m: &MospResult, epoch: u64, what: &str| {
+        assert_mosp_equal(&c, live_m.id, m, what);
+        for id in [stale.id, stale_m.id, adopted.id] {
+            assert_eq!(c.view(id, 0, 0).unwrap_err().kind(), dyng::ErrorKind::StaleResult, "{what}: view of {id}");
+        }
+        let v = c.view(live.id, 0, 0).unwrap();
+        assert_eq!(v.epoch(), epoch, "{what}");
+        assert_eq!(bytes(v.i64s(kind::DIST).unwrap()), bytes(s.distances()), "{what}");
+        assert_eq!(bytes(v.i32s(kind::PARENT).unwrap()), bytes(s.parents()), "{what}");
+    };
+    assert_state(&s, &m, epoch, "before the kill");
+    let gen = kill_worker(&c);
+    assert_state(&s, &m, epoch, "after the kill");
+    assert_eq!(c.generation(), gen + 1);
+    let b = batch(lg.csr(), 6, 6, 99);
+    let e = c.update(&b.view(), &[live.id, live_m.id, stale.id]).unwrap_err();
+    assert_eq!(e.kind(), dyng::ErrorKind::StaleResult, "{e}");
+    assert_eq!(c.graph_info().unwrap().epoch, epoch, "the refused update is not applied");
+    dyng::update(&res, &mut lg, &b.view(), &mut [ResultMut::Sssp(&mut s), ResultMut::Mosp(&mut m)]).unwrap();
+    epoch = c.update(&b.view(), &[live.id, live_m.id]).unwrap();
+    c.drop_result(stale.id).unwrap();
+    let gen = kill_worker(&c);
+    let e = c.view(stale.id, 0, 0).unwrap_err();
+    assert!(e.to_string().contains("is not resident"), "a dropped result stays dropped: {e}");
+    assert_state(&s, &m, epoch, "after a second kill");
+    assert_eq!(c.generation(), gen + 1);
+}
+
+/// The byte threshold alone triggers checkpoints (each batch here is 96 bytes of input: 4
+/// insertions of 16 bytes at K = 2 and 4 deletions of 8), and with both thresholds 0 the journal
+/// keeps every batch.
+#[test]
+fn checkpoint_byte_threshold_and_no_checkpoints() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let _serial = serial();
+    let g = grid(12, 12, 2, 9);
+    let c = Client::spawn(WorkerOptions { checkpoint_batches: 0, checkpoint_bytes: 150, ..opts() }).unwrap();
+    c.load_graph(&g).unwrap();
+    let r = c.sssp_compute(0, 0, &SsspOptions::default()).unwrap();
+    let mut lg = Graph::new(g.clone());
+    for i in 0..6 {
+        let b = batch(lg.csr(), 4, 4, i);
+        lg.apply(&b.view()).unwrap();
+        c.update(&b.view(), &[r.id]).unwrap();
+        assert_eq!(c.journal_size(), ((i as usize + 1) % 2, 96 * ((i + 1) % 2)), "after batch {i}");
+    }
+    assert_eq!(c.counters().checkpoints.load(SeqCst), 3);
+    let c = Client::spawn(WorkerOptions { checkpoint_batches: 0, checkpoint_bytes: 0, ..opts() }).unwrap();
+    c.load_graph(&g).unwrap();
+    for i in 0..70 {
+        c.update(&batch(&g, 1, 0, i).view(), &[]).unwrap();
+    }
+    assert_eq!((c.counters().checkpoints.load(SeqCst), c.journal_size().0), (0, 70));
+}

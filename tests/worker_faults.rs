@@ -537,11 +537,12 @@ fn double_kill_of_host_and_worker_leaves_nothing() {
 }
 
 /// A worker that does not announce the ADOPT extension (as one built before it): adoption is
-/// refused host-side with NOT_SUPPORTED before anything is sent, and the rest keeps working.
+/// refused host-side with NOT_SUPPORTED before anything is sent, and the rest keeps working; the
+/// host takes no checkpoint (its replay would adopt), so the journal keeps every batch.
 #[test]
 fn a_worker_without_the_adopt_capability_gives_not_supported() {
     let _serial = serial(); // the leak checks of the other tests count this process's fds
-    let mut o = opts();
+    let mut o = WorkerOptions { checkpoint_batches: 1, ..opts() };
     o.env.push(("DYNG_TEST_NO_ADOPT".into(), "1".into()));
     o.backend = dyng::worker::messages::BACKEND_SEQUENTIAL; // downgraded to CPU for this worker
     let c = Client::spawn(o).unwrap();
@@ -556,6 +557,11 @@ fn a_worker_without_the_adopt_capability_gives_not_supported() {
     assert_eq!(e.kind(), dyng::ErrorKind::NotSupported, "{e}");
     assert_eq!(c.worker_stats().unwrap().results, 1, "nothing was adopted");
     assert_eq!(c.generation(), 1, "a refusal is not a crash");
+    for i in 0..3 {
+        c.update(&batch(&g, 2, 2, i).view(), &[]).unwrap();
+    }
+    assert_eq!(c.counters().checkpoints.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(c.journal_size().0, 3);
 }
 
 /// An adoption in flight when the worker is SIGKILLed is retried on the replacement with its
@@ -629,4 +635,54 @@ fn c_abi_checksum_flag_reaches_the_worker() {
     let out = run_role("role_c_abi_checksums", "c_checksums", &[("DYNG_FAULT", "W4:CORRUPT:3:1")]).wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && stdout.contains("role c_checksums done"), "{}\n{stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+}
+
+/// A worker that dies while the host takes a checkpoint (SIGKILL at the third lend: CHECKPOINT,
+/// the SSSP tree, then objective 0 of the MOSP result) costs the checkpoint, not the update that
+/// triggered it: the update succeeds, the journal keeps its base and batches, the next call
+/// replays them into the same state, and the next update takes the checkpoint on the new worker.
+#[test]
+fn a_death_during_a_checkpoint_keeps_the_journal() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let _serial = serial();
+    let g = grid(15, 15, 2, 31);
+    let res = Resources::sequential();
+    let mut lg = Graph::new(g.clone());
+    let mut s = dyng::SsspResult::compute(&res, &lg, 0, 1, &Default::default()).unwrap();
+    let mut m = MospResult::compute(&res, &lg, 3, &MospOptions::default()).unwrap();
+    let o = WorkerOptions { checkpoint_batches: 3, checkpoint_bytes: 0, ..with_fault("W9:SIGKILL_SELF:3:1") };
+    let c = Client::spawn(o).unwrap();
+    c.load_graph(&g).unwrap();
+    let rs = c.sssp_compute(0, 1, &Default::default()).unwrap();
+    let rm = c.mosp_compute(3, &MospOptions::default()).unwrap();
+    let mut step = |c: &Client, seed: u64| {
+        let b = batch(lg.csr(), 6, 6, seed);
+        let mut both = [dyng::ResultMut::Sssp(&mut s), dyng::ResultMut::Mosp(&mut m)];
+        dyng::update(&res, &mut lg, &b.view(), &mut both).unwrap();
+        c.update(&b.view(), &[rs.id, rm.id]).unwrap()
+    };
+    for i in 0..4 {
+        assert_eq!(step(&c, i), i + 2);
+    }
+    assert_eq!(c.counters().checkpoint_failures.load(SeqCst), 1, "the worker died in the checkpoint");
+    assert_eq!(c.counters().checkpoints.load(SeqCst), 0);
+    assert_eq!(c.journal_size().0, 4, "the journal is kept whole");
+    assert_eq!(c.generation(), 1, "the death is noticed, the respawn waits for the next call");
+    assert_eq!(step(&c, 4), 6);
+    assert_eq!(c.generation(), 2);
+    assert_eq!(c.counters().checkpoints.load(SeqCst), 1, "the next update checkpoints on the new worker");
+    assert_eq!(c.journal_size().0, 0);
+    let pid = c.worker_pid().unwrap();
+    // SAFETY (test): SIGKILL to the worker we spawned.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    assert!(wait_gone(pid, Duration::from_secs(2)).is_some());
+    assert_eq!(c.copy_i64(rs.id, kind::DIST, 0).unwrap(), s.distances());
+    assert_eq!(c.copy_i32(rs.id, kind::PARENT, 0).unwrap(), s.parents());
+    assert_eq!(c.copy_i64(rm.id, kind::COMBINED_DIST, 0).unwrap(), m.combined_distances());
+    assert_eq!(c.copy_i32(rm.id, kind::COMBINED_PARENT, 0).unwrap(), m.combined_parents());
+    for j in 0..2 {
+        assert_eq!(c.copy_i32(rm.id, kind::PARENT, j).unwrap(), m.tree(j).parents());
+    }
+    assert_eq!(c.generation(), 3);
+    assert_eq!(c.graph_info().unwrap().epoch, 6);
 }

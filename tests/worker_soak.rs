@@ -66,6 +66,8 @@ fn soak_opts() -> WorkerOptions {
     WorkerOptions {
         call_timeout: Some(CALL_TIMEOUT),
         crash_loop_deaths: usize::MAX,
+        // Checkpoints (12.3) every few batches, so that kills also land in and between them.
+        checkpoint_batches: 8,
         ..opts()
     }
 }
@@ -145,9 +147,8 @@ impl Soak {
     }
 
     /// LOAD_GRAPH of the in-process graph as it is now, then both results computed on it: a
-    /// fresh journal base (the journal would otherwise grow with every batch; 12.3 checkpoints
-    /// are not implemented). Computed results equal the updated in-process ones byte for byte
-    /// (12.2 rule 4), which the next views check.
+    /// fresh journal base besides the checkpoints. Computed results equal the updated in-process
+    /// ones byte for byte (12.2 rule 4), which the next views check.
     fn reload(&mut self) {
         let csr = self.lg.csr().clone();
         let t = &mut self.tally;
@@ -288,8 +289,15 @@ fn worker_kill_soak(iters: u64, min_kills: usize, side: usize, max_gap_ms: u64) 
     // A last round without kills: the state after all of them is still exact.
     soak.run(5, &mut rng);
     let Soak { c, tally, .. } = soak;
-    println!("{done} iterations on {side}x{side} in {:?}: {} kills, generation {}, {tally:?}", t0.elapsed(), killed.len(), c.generation());
+    let (ckpt, ckpt_failed) = (c.counters().checkpoints.load(Ordering::SeqCst), c.counters().checkpoint_failures.load(Ordering::SeqCst));
+    println!(
+        "{done} iterations on {side}x{side} in {:?}: {} kills, generation {}, checkpoints {ckpt} ({ckpt_failed} failed), {tally:?}",
+        t0.elapsed(),
+        killed.len(),
+        c.generation()
+    );
     assert!(tally.views > 0 && tally.updates > 0, "{tally:?}");
+    assert!(ckpt > 0, "no checkpoint was taken");
     let st = c.worker_stats().unwrap();
     let wpid = close_and_check_leaks(c, &st, &shm0, fds0, "soak");
     for w in killed.iter().chain([&wpid]) {

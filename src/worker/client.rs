@@ -39,6 +39,12 @@ pub struct WorkerOptions {
     pub max_lent_bytes: u64,
     /// Keep the journal that rebuilds a restarted worker (12.2).
     pub journal: bool,
+    /// A checkpoint (12.3) replaces the journal's base and batches once it holds more than this
+    /// many UPDATE batches; 0 = no limit on the count. Default 64.
+    pub checkpoint_batches: usize,
+    /// ... or more than this many bytes of journaled batch input; 0 = no limit on the bytes.
+    /// Default 256 MiB. Both 0: no checkpoints, the journal grows until the next LOAD_GRAPH.
+    pub checkpoint_bytes: u64,
     /// Retries of idempotent calls after a worker death.
     pub max_retries: u32,
     /// The crash-loop guard (section 11): after this many worker deaths within
@@ -71,6 +77,8 @@ impl Default for WorkerOptions {
             lend_ttl_ms: 60_000,
             max_lent_bytes: 0,
             journal: true,
+            checkpoint_batches: 64,
+            checkpoint_bytes: 256 << 20,
             max_retries: 1,
             crash_loop_deaths: 3,
             crash_loop_window: Duration::from_secs(60),
@@ -92,6 +100,10 @@ pub struct HostCounters {
     pub acks_dropped: AtomicU64,
     pub retired_seen: AtomicU64,
     pub heartbeats: AtomicU64,
+    /// Checkpoints that replaced the journal's base (12.3).
+    pub checkpoints: AtomicU64,
+    /// Checkpoints given up (the worker refused or died); the journal stayed as it was.
+    pub checkpoint_failures: AtomicU64,
 }
 
 /// Facts about the graph resident in the worker.
@@ -218,6 +230,14 @@ struct Input {
     descs: Vec<ArrayDesc>,
 }
 
+impl Input {
+    /// Bytes of the arrays (what the checkpoint's byte threshold counts).
+    fn array_bytes(&self) -> u64 {
+        // The descriptors were laid out here from known dtypes, so the size is always known.
+        self.descs.iter().map(|d| d.count * dtype_size(d.dtype).unwrap_or(0)).sum()
+    }
+}
+
 /// A request before it gets a call id.
 #[derive(Clone)]
 struct Request {
@@ -285,7 +305,6 @@ struct Core {
     max_result_id: u64,
     deaths: VecDeque<Instant>,
     unstable: bool,
-    input_seq: u64,
     buf: Vec<u8>,
 }
 
@@ -312,6 +331,9 @@ pub struct Client {
     opts: WorkerOptions,
     core: Mutex<Core>,
     counters: Arc<HostCounters>,
+    /// Numbers input memfds (their names); outside `core` so that an input can be made while
+    /// the core is locked (a checkpoint copies its arrays under the lock).
+    input_seq: AtomicU64,
 }
 
 fn worker_lost(msg: impl Into<String>) -> Error {
@@ -406,10 +428,10 @@ impl Client {
                 max_result_id: 0,
                 deaths: VecDeque::new(),
                 unstable: false,
-                input_seq: 0,
                 buf: vec![0; MAX_FRAME],
             }),
             counters: Arc::new(HostCounters::default()),
+            input_seq: AtomicU64::new(0),
         };
         {
             let mut core = client.core.lock();
@@ -971,11 +993,7 @@ impl Client {
     }
 
     fn input(&self, arrays: &[ArraySrc<'_>]) -> Result<Input> {
-        let seq = {
-            let mut core = self.core.lock();
-            core.input_seq += 1;
-            core.input_seq
-        };
+        let seq = self.input_seq.fetch_add(1, Ordering::SeqCst) + 1;
         let (fd, descs) = sealed_input(seq, arrays, self.opts.checksums)?;
         Ok(Input { fd: Arc::new(fd), descs })
     }
@@ -1089,10 +1107,7 @@ impl Client {
             view_mask: 0,
             assign_id: 0,
         };
-        let input = self.input(&[
-            ArraySrc { kind: kind::DIST, dtype: DTYPE_I64, cols: 1, bytes: as_bytes(dist) },
-            ArraySrc { kind: kind::PARENT, dtype: DTYPE_I32, cols: 1, bytes: as_bytes(parent) },
-        ])?;
+        let input = self.trees_input(&[(dist, parent)])?;
         let r = self.call_adopt(params, input)?;
         Ok(RemoteResult { id: r.result_id, k: 0, scale: 0, epoch: r.epoch })
     }
@@ -1126,16 +1141,29 @@ impl Client {
             view_mask: 0,
             assign_id: 0,
         };
-        // Objective-major, as WEIGHTS: tree j's n values at [j*n, (j+1)*n).
-        let dist: Vec<i64> = trees.iter().flat_map(|(d, _)| d.iter().copied()).collect();
-        let parent: Vec<i32> = trees.iter().flat_map(|(_, p)| p.iter().copied()).collect();
-        let input = self.input(&[
-            ArraySrc { kind: kind::DIST, dtype: DTYPE_I64, cols: k as u32, bytes: as_bytes(&dist) },
-            ArraySrc { kind: kind::PARENT, dtype: DTYPE_I32, cols: k as u32, bytes: as_bytes(&parent) },
-        ])?;
+        let input = self.trees_input(trees)?;
         let r = self.call_adopt(params, input)?;
         let scale = Dec::new(&r.extra).u32()?;
         Ok(RemoteResult { id: r.result_id, k, scale, epoch: r.epoch })
+    }
+
+    /// The input block of ADOPT_SSSP (one tree) or ADOPT_MOSP (K trees): DIST and PARENT with
+    /// K columns, objective-major as WEIGHTS (tree j's n values at [j*n, (j+1)*n)).
+    fn trees_input(&self, trees: &[(&[i64], &[i32])]) -> Result<Input> {
+        let concat: (Vec<i64>, Vec<i32>);
+        let (dist, parent) = match trees {
+            // One tree goes without the copy.
+            [(d, p)] => (*d, *p),
+            _ => {
+                concat = (trees.iter().flat_map(|(d, _)| d.iter().copied()).collect(), trees.iter().flat_map(|(_, p)| p.iter().copied()).collect());
+                (&concat.0[..], &concat.1[..])
+            }
+        };
+        let k = trees.len() as u32;
+        self.input(&[
+            ArraySrc { kind: kind::DIST, dtype: DTYPE_I64, cols: k, bytes: as_bytes(dist) },
+            ArraySrc { kind: kind::PARENT, dtype: DTYPE_I32, cols: k, bytes: as_bytes(parent) },
+        ])
     }
 
     /// Sends an adopt op with its input block and journals the result with that block.
@@ -1167,14 +1195,7 @@ impl Client {
     /// applied exactly when this returns `Ok`: after an error the worker's state (rebuilt from
     /// the journal if it was lost) does not have it.
     pub fn update(&self, batch: &BatchView<'_>, results: &[u64]) -> Result<u64> {
-        let k = batch.k as u32;
-        let input = self.input(&[
-            ArraySrc { kind: kind::INSERT_FROM, dtype: DTYPE_I32, cols: 1, bytes: as_bytes(batch.ins_src) },
-            ArraySrc { kind: kind::INSERT_TO, dtype: DTYPE_I32, cols: 1, bytes: as_bytes(batch.ins_dst) },
-            ArraySrc { kind: kind::INSERT_WEIGHTS, dtype: DTYPE_I32, cols: k, bytes: as_bytes(batch.ins_weights) },
-            ArraySrc { kind: kind::DELETE_FROM, dtype: DTYPE_I32, cols: 1, bytes: as_bytes(batch.del_src) },
-            ArraySrc { kind: kind::DELETE_TO, dtype: DTYPE_I32, cols: 1, bytes: as_bytes(batch.del_dst) },
-        ])?;
+        let input = self.batch_input(batch)?;
         let mut req = Request::new(OpParams::Update { result_ids: results.to_vec() });
         req.input = Some(input.clone());
         // Journaled right before it is sent (12.2 rule 1); listed results move to the new epoch.
@@ -1201,6 +1222,8 @@ impl Client {
                 if let Some(g) = &mut core.graph {
                     g.epoch = r.epoch;
                 }
+                // Between calls and under the same lock, so no call sees a half-made base.
+                self.maybe_checkpoint(&mut core);
                 Ok(r.epoch)
             }
             Err(e) => {
@@ -1223,6 +1246,122 @@ impl Client {
                 Err(e)
             }
         }
+    }
+
+    /// The input block of an UPDATE.
+    fn batch_input(&self, batch: &BatchView<'_>) -> Result<Input> {
+        let k = batch.k as u32;
+        self.input(&[
+            ArraySrc { kind: kind::INSERT_FROM, dtype: DTYPE_I32, cols: 1, bytes: as_bytes(batch.ins_src) },
+            ArraySrc { kind: kind::INSERT_TO, dtype: DTYPE_I32, cols: 1, bytes: as_bytes(batch.ins_dst) },
+            ArraySrc { kind: kind::INSERT_WEIGHTS, dtype: DTYPE_I32, cols: k, bytes: as_bytes(batch.ins_weights) },
+            ArraySrc { kind: kind::DELETE_FROM, dtype: DTYPE_I32, cols: 1, bytes: as_bytes(batch.del_src) },
+            ArraySrc { kind: kind::DELETE_TO, dtype: DTYPE_I32, cols: 1, bytes: as_bytes(batch.del_dst) },
+        ])
+    }
+
+    /// (UPDATE batches, bytes of their input) in the journal since its base.
+    pub fn journal_size(&self) -> (usize, u64) {
+        let core = self.core.lock();
+        (core.journal.batches.len(), core.journal.batches.iter().map(|(i, _)| i.array_bytes()).sum())
+    }
+
+    /// Replaces the journal's base, batches and computed-result descriptors by a checkpoint
+    /// (12.3) once the batches pass `checkpoint_batches` or `checkpoint_bytes`. A checkpoint that
+    /// fails leaves the journal as it was (it still rebuilds the worker), so the update that
+    /// triggered it still succeeds; a worker that died or broke the protocol meanwhile is
+    /// buried, and the next call replays the old journal.
+    fn maybe_checkpoint(&self, core: &mut Core) {
+        let (batches, bytes) = {
+            let j = &core.journal;
+            (j.batches.len() as u64, j.batches.iter().map(|(i, _)| i.array_bytes()).sum::<u64>())
+        };
+        let over = |limit: u64, v: u64| limit != 0 && v > limit;
+        let due = over(self.opts.checkpoint_batches as u64, batches) || over(self.opts.checkpoint_bytes, bytes);
+        // The replay of a checkpoint adopts, so the worker must have the ADOPT extension (its
+        // replacement is the same executable).
+        let adopts = core.conn.as_ref().is_some_and(|c| c.caps & CAP_ADOPT != 0);
+        if !self.opts.journal || !due || !adopts || core.journal.unconfirmed || core.journal.base.is_none() {
+            return;
+        }
+        match self.take_checkpoint(core) {
+            Ok(journal) => {
+                core.journal = journal;
+                self.counters.checkpoints.fetch_add(1, Ordering::SeqCst);
+            }
+            Err(lost) => {
+                self.counters.checkpoint_failures.fetch_add(1, Ordering::SeqCst);
+                if let Lost::Died(_) | Lost::Killed(_) = lost {
+                    self.bury(core);
+                }
+            }
+        }
+    }
+
+    /// The journal that rebuilds the worker's present state without the batches: the graph at
+    /// epoch E (CHECKPOINT) as the base, and every result current at E as an adoption at E of its
+    /// present arrays (VIEW), with its id and options. Adopted with `canonicalize` off, a tree
+    /// comes back byte for byte, canonical or not; a MOSP result's combined graph and tree are
+    /// rebuilt from its K trees by `from_trees`, as every update rebuilds them. A stale result
+    /// cannot be viewed and needs no arrays, only to be resident and stale under its id: it is
+    /// recomputed on the base at epoch E - 1, and an empty batch (it moves the graph's version)
+    /// takes the base to E, leaving it stale as it was.
+    fn take_checkpoint(&self, core: &mut Core) -> std::result::Result<Journal, Lost> {
+        let epoch = core.epoch;
+        let Some((_, OpParams::LoadGraph { n, kg, .. }, _)) = core.journal.base.clone() else {
+            return Err(Lost::Fail(Error::Internal("dyng worker: a checkpoint needs a LOAD_GRAPH base".into())));
+        };
+        let lent = |r: Reply| r.view.ok_or_else(|| Lost::Fail(protocol("a lending reply without a block")));
+        // Bounded like one call: a checkpoint is part of the update that triggers it.
+        let deadline = self.opts.call_timeout.map(|t| Instant::now() + t);
+        let graph = lent(self.exchange(core, &Request::new(OpParams::Checkpoint), deadline)?)?;
+        if graph.epoch() != epoch {
+            return Err(Lost::Fail(Error::Internal(format!("dyng worker: checkpoint at epoch {}, the host is at {epoch}", graph.epoch()))));
+        }
+        let arrays: Vec<ArraySrc<'_>> = graph
+            .arrays()
+            .iter()
+            .map(|d| ArraySrc { kind: d.kind, dtype: d.dtype, cols: d.cols, bytes: graph.bytes(d.kind).unwrap_or(&[]) })
+            .collect();
+        let m = graph.arrays().iter().find(|d| d.kind == kind::COL_IND).map_or(0, |d| d.count);
+        let base = self.input(&arrays)?;
+        drop(graph);
+        let stale_at = epoch.saturating_sub(1);
+        let mut results = Vec::with_capacity(core.journal.results.len());
+        for r in core.journal.results.clone() {
+            if r.epoch != epoch {
+                results.push(ResultDesc { id: r.id, params: stale_placeholder(&r.params), epoch: stale_at, adopted: None });
+                continue;
+            }
+            let Some((params, objectives)) = adoption_of(&r.params, kg) else {
+                return Err(Lost::Fail(Error::Internal(format!("dyng worker: result {} has no computing op in the journal", r.id))));
+            };
+            let mut views = Vec::with_capacity(objectives);
+            for j in 0..objectives {
+                let mut req = Request::new(OpParams::View { view_mask: (1 << (kind::DIST - 1)) | (1 << (kind::PARENT - 1)), objective: j as u16 });
+                req.result_id = r.id;
+                views.push(lent(self.exchange(core, &req, deadline)?)?);
+            }
+            let trees: Vec<(&[i64], &[i32])> = views
+                .iter()
+                .map(|v| (v.i64s(kind::DIST).unwrap_or(&[]), v.i32s(kind::PARENT).unwrap_or(&[])))
+                .collect();
+            if trees.iter().any(|(d, p)| d.len() != n as usize || p.len() != n as usize) {
+                return Err(Lost::Fail(protocol(format!("VIEW of result {} without its n = {n} distances and parents", r.id))));
+            }
+            let input = self.trees_input(&trees)?;
+            results.push(ResultDesc { id: r.id, params, epoch, adopted: Some((input, epoch)) });
+        }
+        let load = OpParams::LoadGraph { n, m, kg, base_epoch: 0 };
+        let mut journal = Journal { base: Some((base, load, epoch)), batches: vec![], results, unconfirmed: false };
+        if journal.results.iter().any(|r| r.adopted.is_none()) {
+            let empty = BatchView { k: kg as usize, ins_src: &[], ins_dst: &[], ins_weights: &[], del_src: &[], del_dst: &[] };
+            journal.batches.push((self.batch_input(&empty)?, epoch));
+            if let Some(b) = &mut journal.base {
+                b.2 = stale_at;
+            }
+        }
+        Ok(journal)
     }
 
     /// A zero-copy view of arrays of a result (`mask`: bit kind-1; 0 = the defaults of 5.3).
@@ -1355,6 +1494,38 @@ fn recv_until(sock: &OwnedFd, pidfd: &OwnedFd, buf: &mut [u8], deadline: Instant
         if rev[1] != 0 {
             return Err(worker_lost(format!("the worker exited before {what}")));
         }
+    }
+}
+
+/// The adoption that recreates a result current at a checkpoint from its present trees, and
+/// how many trees it takes: the result's op and options (source, objective or K and
+/// preferences, delta per tree), `canonicalize` off so the trees come back as they are.
+fn adoption_of(params: &OpParams, graph_k: u16) -> Option<(OpParams, usize)> {
+    match params.clone() {
+        OpParams::SsspCompute { source, objective, delta, .. } | OpParams::AdoptSssp { source, objective, delta, .. } => {
+            Some((OpParams::AdoptSssp { source, objective, canonicalize: false, delta, view_mask: 0, assign_id: 0 }, 1))
+        }
+        OpParams::MospCompute { source, k, prefs, delta, .. } => {
+            // K = 0 asks for all objectives of the graph, whose K no update changes.
+            let k = if k == 0 { graph_k } else { k };
+            let deltas = vec![delta; k as usize];
+            Some((OpParams::AdoptMosp { source, k, prefs, canonicalize: false, deltas, view_mask: 0, assign_id: 0 }, k as usize))
+        }
+        OpParams::AdoptMosp { source, k, prefs, deltas, .. } => {
+            Some((OpParams::AdoptMosp { source, k, prefs, canonicalize: false, deltas, view_mask: 0, assign_id: 0 }, k as usize))
+        }
+        _ => None,
+    }
+}
+
+/// What recreates a stale result at a checkpoint: a compute of its kind, source and objectives.
+/// Its arrays are never read (VIEW and UPDATE refuse a stale result), so a compute on the
+/// checkpoint's graph does, where the adopted trees of an earlier graph might not even adopt.
+fn stale_placeholder(params: &OpParams) -> OpParams {
+    match params.clone() {
+        OpParams::AdoptSssp { source, objective, delta, .. } => OpParams::SsspCompute { source, objective, delta, view_mask: 0, assign_id: 0 },
+        OpParams::AdoptMosp { source, k, prefs, .. } => OpParams::MospCompute { source, k, prefs, delta: 0, view_mask: 0, assign_id: 0 },
+        other => other,
     }
 }
 
