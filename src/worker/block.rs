@@ -531,6 +531,36 @@ mod tests {
     use crate::worker::messages::DTYPE_I64;
     use std::os::fd::FromRawFd;
 
+    /// Another thread forking while input blocks are sealed (a program that spawns processes
+    /// while it calls dyng) must not make sealing fail: children never get the writable mapping.
+    #[test]
+    fn sealing_inputs_survives_concurrent_forks() {
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    // SAFETY (test): the child only sleeps and exits (async-signal-safe calls).
+                    let pid = unsafe { libc::fork() };
+                    if pid == 0 {
+                        let ts = libc::timespec { tv_sec: 0, tv_nsec: 2_000_000 };
+                        unsafe {
+                            libc::nanosleep(&ts, std::ptr::null_mut());
+                            libc::_exit(0);
+                        }
+                    }
+                    assert!(pid > 0);
+                    // SAFETY (test): reaping the child just forked.
+                    unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+                }
+            });
+            let data = vec![7u8; 1 << 20];
+            let arrays = [ArraySrc { kind: 16, dtype: crate::worker::messages::DTYPE_U8, cols: 1, bytes: &data }];
+            let result = (0..300).try_for_each(|seq| sealed_input(seq, &arrays, false).map(drop));
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            result.expect("sealing an input block while another thread forks");
+        });
+    }
+
     #[test]
     fn consumed_ack_state_machine() {
         let mut p = Pool::new(1, probe_future_write());

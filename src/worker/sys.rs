@@ -179,8 +179,20 @@ pub const SEAL_WRITE: i32 = libc::F_SEAL_WRITE;
 pub const SEAL_FUTURE_WRITE: i32 = 0x0010;
 
 pub fn add_seals(fd: RawFd, seals: i32) -> io::Result<()> {
-    // SAFETY: fcntl with integer argument.
-    cvt(unsafe { libc::fcntl(fd, libc::F_ADD_SEALS, seals) }).map(drop)
+    // A fork between a writable mmap and its MADV_DONTFORK (see `Mapping::new`) leaves a copy of
+    // the mapping in the child until it execs or exits, and F_SEAL_WRITE fails with EBUSY
+    // meanwhile: retry for up to about 100 ms before giving up.
+    let mut tries = 0;
+    loop {
+        // SAFETY: fcntl with integer argument.
+        match cvt(unsafe { libc::fcntl(fd, libc::F_ADD_SEALS, seals) }) {
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+            r => return r.map(drop),
+        }
+    }
 }
 
 pub fn get_seals(fd: RawFd) -> io::Result<i32> {
@@ -212,7 +224,15 @@ impl Mapping {
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        Ok(Mapping { ptr: p as *mut u8, len })
+        let map = Mapping { ptr: p as *mut u8, len };
+        if writable {
+            // A child forked by another thread of the program would inherit a writable shared
+            // mapping, and while it lives the kernel refuses F_SEAL_WRITE (EBUSY): writable
+            // mappings stay out of children.
+            // SAFETY: advice on the mapping just created, for its whole length.
+            cvt(unsafe { libc::madvise(p, len, libc::MADV_DONTFORK) })?;
+        }
+        Ok(map)
     }
     pub fn len(&self) -> usize {
         self.len
