@@ -11,6 +11,7 @@
 
 use super::boundary::{invalid, FfiResult};
 use super::consts::*;
+use super::view::no_objective_index;
 use crate::error::Error;
 use crate::graph::{Csr, Graph};
 use crate::sssp::UpdateStats;
@@ -186,14 +187,6 @@ impl Drop for RemoteRes {
 /// Where array `array`, tree `k`, of a remote result lives: (kind, view mask, objective).
 pub(crate) fn locate(r: &RemoteRes, array: u32, k: u32, func: &str) -> FfiResult<(u16, u32, usize)> {
     let ku = k as usize;
-    let need_zero = |what: &str| -> FfiResult<()> {
-        if k != 0 {
-            return Err(invalid(format!(
-                "dyng: {func}: {what} has no objective index; pass k = 0 (got {k})"
-            )));
-        }
-        Ok(())
-    };
     let tree_kind = |array: u32| if array == DYNG_ARRAY_DISTANCES { kind::DIST } else { kind::PARENT };
     let (kd, objective) = match (r.shape, array) {
         (Shape::Sssp { objective }, DYNG_ARRAY_DISTANCES | DYNG_ARRAY_PARENTS) => {
@@ -211,15 +204,15 @@ pub(crate) fn locate(r: &RemoteRes, array: u32, k: u32, func: &str) -> FfiResult
             (tree_kind(array), ku)
         }
         (Shape::Mosp { .. }, DYNG_ARRAY_COMBINED_DISTANCES) => {
-            need_zero("DYNG_ARRAY_COMBINED_DISTANCES")?;
+            no_objective_index(k, "DYNG_ARRAY_COMBINED_DISTANCES", func)?;
             (kind::COMBINED_DIST, 0)
         }
         (Shape::Mosp { .. }, DYNG_ARRAY_COMBINED_PARENTS) => {
-            need_zero("DYNG_ARRAY_COMBINED_PARENTS")?;
+            no_objective_index(k, "DYNG_ARRAY_COMBINED_PARENTS", func)?;
             (kind::COMBINED_PARENT, 0)
         }
         (Shape::Mosp { .. }, DYNG_ARRAY_PATH_COSTS) => {
-            need_zero("DYNG_ARRAY_PATH_COSTS")?;
+            no_objective_index(k, "DYNG_ARRAY_PATH_COSTS", func)?;
             (kind::PATH_COSTS, 0)
         }
         (

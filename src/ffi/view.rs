@@ -56,17 +56,19 @@ impl Snapshot {
 
 impl_handle!(dyng_view_t => Snapshot, 0xD1A6_0005_71E3_0C35);
 
+/// Refuses an objective index for an array that has none (the combined tree, path costs).
+pub(crate) fn no_objective_index(k: u32, what: &str, func: &str) -> FfiResult<()> {
+    if k != 0 {
+        return Err(invalid(format!(
+            "dyng: {func}: {what} has no objective index; pass k = 0 (got {k})"
+        )));
+    }
+    Ok(())
+}
+
 /// Takes the snapshot of `array` (a `DYNG_ARRAY_*` value) for objective `k` of a result.
 fn snapshot(h: &ResultHandle, array: u32, k: u32, func: &str) -> FfiResult<Snapshot> {
     let ku = k as usize;
-    let need_zero = |what: &str| -> FfiResult<()> {
-        if k != 0 {
-            return Err(invalid(format!(
-                "dyng: {func}: {what} has no objective index; pass k = 0 (got {k})"
-            )));
-        }
-        Ok(())
-    };
     match (&h.result, array) {
         (AnyResult::Remote(rr), _) => {
             let (kind, mask, objective) = remote::locate(rr, array, k, func)?;
@@ -100,15 +102,15 @@ fn snapshot(h: &ResultHandle, array: u32, k: u32, func: &str) -> FfiResult<Snaps
             })
         }
         (AnyResult::Mosp(m), DYNG_ARRAY_COMBINED_DISTANCES) => {
-            need_zero("DYNG_ARRAY_COMBINED_DISTANCES")?;
+            no_objective_index(k, "DYNG_ARRAY_COMBINED_DISTANCES", func)?;
             Ok(Snapshot::I64(m.combined_distances_snapshot()))
         }
         (AnyResult::Mosp(m), DYNG_ARRAY_COMBINED_PARENTS) => {
-            need_zero("DYNG_ARRAY_COMBINED_PARENTS")?;
+            no_objective_index(k, "DYNG_ARRAY_COMBINED_PARENTS", func)?;
             Ok(Snapshot::I32(m.combined_parents_snapshot()))
         }
         (AnyResult::Mosp(m), DYNG_ARRAY_PATH_COSTS) => {
-            need_zero("DYNG_ARRAY_PATH_COSTS")?;
+            no_objective_index(k, "DYNG_ARRAY_PATH_COSTS", func)?;
             Ok(Snapshot::I64(m.path_costs_snapshot()))
         }
         (
