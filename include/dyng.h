@@ -75,10 +75,12 @@
 #define DYNG_WORKER_CHECKSUMS 1
 
 /**
- * Adaptive update: recompute from the source when that is predicted to be cheaper (30 % of the
- * vertices invalidated or inserted into, an insertion shortening a distance by over 40 % of the
- * largest, or a repair outgrowing the tree's last static solve); canonical trees of graphs with
- * at least 4096 vertices only; results are bit-identical either way.
+ * Adaptive update: recompute from the source when that is predicted to be cheaper (30 % of a
+ * sample of the vertices below an invalidated tree edge or an improving insertion head, 30 % of
+ * the vertices invalidated or improved once counted, an insertion shortening a distance by over
+ * 40 % of the largest, or a repair outgrowing the tree's last static solve); canonical trees of
+ * graphs with at least 4096 vertices only; results are bit-identical either way. When the
+ * sample decides, `invalidated` in the stats is the sample's estimate.
  */
 #define DYNG_FALLBACK_ADAPTIVE 0
 
@@ -91,6 +93,13 @@
  * Always recompute from scratch (for comparisons).
  */
 #define DYNG_FALLBACK_ALWAYS 2
+
+/**
+ * As `DYNG_FALLBACK_ADAPTIVE`, with `invalidated` always exact: the invalidated subtrees are
+ * walked even when the sample chooses to recompute (up to half a recompute more). The worker
+ * always runs this policy.
+ */
+#define DYNG_FALLBACK_ADAPTIVE_COUNTED 3
 
 /**
  * Graph file format: the MOSP CSR text triplet; `path` is the prefix P of `PRowPtr.txt`,
@@ -437,8 +446,8 @@ typedef struct dyng_sssp_options_t {
    */
   int64_t delta;
   /**
-   * Adaptive-update policy: `DYNG_FALLBACK_ADAPTIVE` (default), `DYNG_FALLBACK_NEVER` or
-   * `DYNG_FALLBACK_ALWAYS`.
+   * Adaptive-update policy: `DYNG_FALLBACK_ADAPTIVE` (default), `DYNG_FALLBACK_NEVER`,
+   * `DYNG_FALLBACK_ALWAYS` or `DYNG_FALLBACK_ADAPTIVE_COUNTED`.
    */
   uint32_t fallback;
 } dyng_sssp_options_t;
@@ -881,8 +890,9 @@ dyng_status_t dyng_mosp_compute(const struct dyng_resources_t *res,
  * current state as a new result `*out`, after checking it is a valid shortest-path tree rooted at
  * `source`. With `canonicalize`, parents first move to the lowest-id tight in-neighbour. The
  * arrays are copied. On a graph resident in a worker the arrays are sent to it (ADOPT_SSSP) and
- * checked there by the same code, with the same errors. Thread safety: thread-safe on a graph
- * nobody updates.
+ * checked there by the same code, with the same errors. The result updates under
+ * `DYNG_FALLBACK_ADAPTIVE_COUNTED` (exact counters, as the originals print them). Thread safety:
+ * thread-safe on a graph nobody updates.
  *
  * # Safety
  * `res` and `g` are NULL or dyng handles; `dist` and `parent` are NULL or hold n readable

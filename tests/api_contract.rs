@@ -5,7 +5,7 @@
 use dyng::io::graphgen::grid;
 use dyng::sssp::Workspace;
 use dyng::{
-    Batch, Csr, Error, Graph, MospOptions, MospResult, Resources, ResultMut, SsspOptions, SsspResult,
+    Batch, Csr, Error, Graph, MospOptions, MospResult, Resources, ResultMut, SsspOptions, SsspResult, UpdateStats,
     WeightLayout,
 };
 
@@ -230,7 +230,7 @@ fn fallback_policies_give_bit_identical_trees() {
     use dyng::Fallback;
     for res in [Resources::sequential(), Resources::parallel(2).unwrap()] {
         let mut outcomes = Vec::new();
-        for policy in [Fallback::Never, Fallback::Always, Fallback::Adaptive] {
+        for policy in [Fallback::Never, Fallback::Always, Fallback::Adaptive, Fallback::AdaptiveCounted] {
             let mut g = grid_graph(80, 2);
             let opt = SsspOptions { fallback: policy, ..Default::default() };
             let mut r = SsspResult::compute(&res, &g, 0, 1, &opt).unwrap();
@@ -245,7 +245,7 @@ fn fallback_policies_give_bit_identical_trees() {
             match policy {
                 Fallback::Never => assert!(used.iter().all(|&u| !u)),
                 Fallback::Always => assert!(used.iter().all(|&u| u)),
-                Fallback::Adaptive => {}
+                _ => {}
             }
             outcomes.push((r.distances().to_vec(), r.parents().to_vec()));
         }
@@ -301,13 +301,22 @@ fn an_expensive_repair_is_abandoned_for_a_recompute() {
             let opt = SsspOptions { fallback: policy, ..Default::default() };
             let mut r = SsspResult::compute(&res, &g, 0, 0, &opt).unwrap();
             let budget = r.stats().pushes;
-            // Many short shortcuts (two columns ahead, weight 1) spread over the whole grid: too
-            // few heads and none long enough to recompute at once, together they improve nearly
-            // every vertex, several times over.
+            // Many short shortcuts (two columns ahead, weight 1) into leaves of the tree, spread
+            // over the whole grid: too few heads, none long enough and none above a subtree
+            // (nothing for the sample to see), yet together they improve nearly every vertex,
+            // several times over.
+            let mut is_parent = vec![false; g.n()];
+            for &p in r.parents() {
+                if p >= 0 {
+                    is_parent[p as usize] = true;
+                }
+            }
             let mut b = Batch::new(1);
-            for i in 0..2000usize {
+            for i in 0..20_000usize {
                 let u = (i * 7919 + seed * 104_729) % (g.n() - 2);
-                b.insert(u as i32, u as i32 + 2, &[1]);
+                if !is_parent[u + 2] && b.num_insertions() < 1500 {
+                    b.insert(u as i32, u as i32 + 2, &[1]);
+                }
             }
             let s = dyng::update_one(&res, &mut g, &b.view(), &mut r).unwrap();
             let (d, p) = dyng::graph::dijkstra::dijkstra(g.csr(), 0, 0);
@@ -384,4 +393,89 @@ fn invalidation_counts_agree_between_the_top_down_and_bottom_up_walks() {
 /// The default Delta of a result on `g` (so the drop-in entry point runs the same search).
 fn trusted_delta(g: &Graph) -> i64 {
     dyng::sssp::default_delta(g.csr().m(), g.n(), g.csr().weight_sum(0))
+}
+
+/// A complete binary tree in heap order (`i -> 2i+1, 2i+2`, weight 1) of 8191 vertices, except
+/// that the edge into `heavy` weighs 1000, plus a spare edge `2 -> 1` of weight 2000 (never a
+/// tree edge). The share of the tree below a vertex is known exactly and the tree is shallow.
+fn heavy_binary_tree(heavy: usize) -> Graph {
+    let n = 8191;
+    let (mut row_ptr, mut col, mut w) = (vec![0i32], Vec::new(), Vec::new());
+    for i in 0..n {
+        for c in [2 * i + 1, 2 * i + 2] {
+            if c < n {
+                col.push(c as i32);
+                w.push(if c == heavy { 1000 } else { 1 });
+            }
+        }
+        if i == 2 {
+            col.push(1);
+            w.push(2000);
+        }
+        row_ptr.push(col.len() as i32);
+    }
+    Graph::new(Csr::from_arrays(n, 1, row_ptr, col, &w, WeightLayout::EdgeMajor).unwrap())
+}
+
+/// Runs one batch on `heavy_binary_tree(heavy)` under the adaptive policy, `Never` and
+/// `AdaptiveCounted`; the trees must agree. Returns the three stats and the pushes of a static
+/// solve.
+fn adaptive_and_never(heavy: usize, batch: Batch) -> (UpdateStats, UpdateStats, i64, UpdateStats) {
+    use dyng::Fallback;
+    let res = Resources::parallel(2).unwrap();
+    let mut out = Vec::new();
+    let mut trees = Vec::new();
+    let mut pushes = 0;
+    for policy in [Fallback::Adaptive, Fallback::Never, Fallback::AdaptiveCounted] {
+        let mut g = heavy_binary_tree(heavy);
+        let opt = SsspOptions { fallback: policy, ..Default::default() };
+        let mut r = SsspResult::compute(&res, &g, 0, 0, &opt).unwrap();
+        out.push(dyng::update_one(&res, &mut g, &batch.view(), &mut r).unwrap());
+        trees.push((r.distances().to_vec(), r.parents().to_vec()));
+        pushes = static_pushes(&res, &g, 0);
+    }
+    assert!(trees.windows(2).all(|w| w[0] == w[1]));
+    (out[0], out[1], pushes, out[2])
+}
+
+#[test]
+fn an_insertion_above_much_of_the_tree_recomputes_before_any_repair() {
+    // 2 -> 1 (weight 700) shortens vertex 1 by 299, below the shortcut rule's 40 % of the
+    // largest distance (1011), but also the 4094 vertices below it: the sample finds half the
+    // tree to search, although only one insertion head improves and nothing is invalidated.
+    let mut b = Batch::new(1);
+    b.insert(2, 1, &[700]);
+    let (adaptive, never, static_pushes, _) = adaptive_and_never(1, b);
+    assert!(!never.fallback_used);
+    assert!(adaptive.fallback_used);
+    assert_eq!(adaptive.pushes, static_pushes, "not a single repair expansion");
+    assert_eq!((adaptive.invalidated, never.invalidated), (0, 0));
+}
+
+#[test]
+fn an_insertion_above_little_of_the_tree_is_repaired() {
+    // The same shortcut into vertex 7 (8 -> 7): an eighth of the tree to search, below the
+    // policy's share.
+    let mut b = Batch::new(1);
+    b.insert(8, 7, &[700]);
+    let (adaptive, never, _, _) = adaptive_and_never(7, b);
+    assert!(!adaptive.fallback_used);
+    assert_eq!(adaptive.pushes, never.pushes);
+}
+
+#[test]
+fn a_deletion_above_most_of_the_tree_recomputes_with_an_estimated_count() {
+    // Deleting the tree edge 0 -> 1 invalidates vertex 1 and the 4094 below it (the spare edge
+    // 2 -> 1 keeps them reachable). The adaptive update recomputes from its sample, without the
+    // exact walk, and reports the sample's estimate; the repair counts exactly.
+    let mut b = Batch::new(1);
+    b.delete(0, 1);
+    let (adaptive, never, static_pushes, counted) = adaptive_and_never(1, b);
+    assert_eq!(never.invalidated, 4095);
+    assert!(counted.fallback_used);
+    assert_eq!(counted.invalidated, 4095, "AdaptiveCounted walks for the exact count");
+    assert!(adaptive.fallback_used);
+    assert_eq!(adaptive.pushes, static_pushes);
+    let error = (adaptive.invalidated - never.invalidated).unsigned_abs() as f64 / 8191.0;
+    assert!(error < 0.15, "estimate {} for {}", adaptive.invalidated, never.invalidated);
 }

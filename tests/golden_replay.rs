@@ -29,7 +29,9 @@ fn adopt(case: &Case, inp: &mut MospInputs) -> dyng::Result<Vec<SsspResult>> {
         .into_iter()
         .enumerate()
         .map(|(j, (d, p))| {
-            SsspResult::from_arrays(&inp.graph, case.source, j, d, p, case.canonicalize, &SsspOptions::default())
+            // The originals' counters are exact: the drop-in driver's policy.
+            let opt = SsspOptions { fallback: dyng::Fallback::AdaptiveCounted, ..Default::default() };
+            SsspResult::from_arrays(&inp.graph, case.source, j, d, p, case.canonicalize, &opt)
         })
         .collect()
 }

@@ -65,15 +65,21 @@ pub const DYNG_ISOLATION_WORKER: u32 = 1;
 /// every array on each side.
 pub const DYNG_WORKER_CHECKSUMS: u64 = 1;
 
-/// Adaptive update: recompute from the source when that is predicted to be cheaper (30 % of the
-/// vertices invalidated or inserted into, an insertion shortening a distance by over 40 % of the
-/// largest, or a repair outgrowing the tree's last static solve); canonical trees of graphs with
-/// at least 4096 vertices only; results are bit-identical either way.
+/// Adaptive update: recompute from the source when that is predicted to be cheaper (30 % of a
+/// sample of the vertices below an invalidated tree edge or an improving insertion head, 30 % of
+/// the vertices invalidated or improved once counted, an insertion shortening a distance by over
+/// 40 % of the largest, or a repair outgrowing the tree's last static solve); canonical trees of
+/// graphs with at least 4096 vertices only; results are bit-identical either way. When the
+/// sample decides, `invalidated` in the stats is the sample's estimate.
 pub const DYNG_FALLBACK_ADAPTIVE: u32 = 0;
 /// Always repair the tree incrementally.
 pub const DYNG_FALLBACK_NEVER: u32 = 1;
 /// Always recompute from scratch (for comparisons).
 pub const DYNG_FALLBACK_ALWAYS: u32 = 2;
+/// As `DYNG_FALLBACK_ADAPTIVE`, with `invalidated` always exact: the invalidated subtrees are
+/// walked even when the sample chooses to recompute (up to half a recompute more). The worker
+/// always runs this policy.
+pub const DYNG_FALLBACK_ADAPTIVE_COUNTED: u32 = 3;
 
 /// Graph file format: the MOSP CSR text triplet; `path` is the prefix P of `PRowPtr.txt`,
 /// `PColInd.txt`, `PValues.txt`.

@@ -22,7 +22,7 @@ use super::resources::{dyng_resources_t, resources};
 use crate::graph::{apply_batch, Graph};
 use crate::mosp::{check_trees, MospOptions, MospResult, TreeFacts};
 use crate::worker::kind;
-use crate::sssp::{Fallback, SsspOptions, SsspResult, UpdateStats};
+use crate::sssp::{Fallback, SsspOptions, SsspResult, UpdateStats, DROP_IN_FALLBACK};
 use crate::update::{update, ResultMut};
 
 /// A maintained result on a graph: an SSSP tree or a MOSP result. Thread safety: read-only calls
@@ -104,8 +104,8 @@ pub struct dyng_sssp_options_t {
     pub struct_size: usize,
     /// Bucket width of the near-far search; 0 = the originals' default for the objective.
     pub delta: i64,
-    /// Adaptive-update policy: `DYNG_FALLBACK_ADAPTIVE` (default), `DYNG_FALLBACK_NEVER` or
-    /// `DYNG_FALLBACK_ALWAYS`.
+    /// Adaptive-update policy: `DYNG_FALLBACK_ADAPTIVE` (default), `DYNG_FALLBACK_NEVER`,
+    /// `DYNG_FALLBACK_ALWAYS` or `DYNG_FALLBACK_ADAPTIVE_COUNTED`.
     pub fallback: u32,
 }
 
@@ -208,6 +208,7 @@ fn fallback_policy(v: u32, func: &str) -> FfiResult<Fallback> {
         DYNG_FALLBACK_ADAPTIVE => Ok(Fallback::Adaptive),
         DYNG_FALLBACK_NEVER => Ok(Fallback::Never),
         DYNG_FALLBACK_ALWAYS => Ok(Fallback::Always),
+        DYNG_FALLBACK_ADAPTIVE_COUNTED => Ok(Fallback::AdaptiveCounted),
         v => Err(invalid(format!(
             "dyng: {func}: fallback = {v} is not a DYNG_FALLBACK_* value"
         ))),
@@ -354,8 +355,9 @@ pub unsafe extern "C" fn dyng_mosp_compute(
 /// current state as a new result `*out`, after checking it is a valid shortest-path tree rooted at
 /// `source`. With `canonicalize`, parents first move to the lowest-id tight in-neighbour. The
 /// arrays are copied. On a graph resident in a worker the arrays are sent to it (ADOPT_SSSP) and
-/// checked there by the same code, with the same errors. Thread safety: thread-safe on a graph
-/// nobody updates.
+/// checked there by the same code, with the same errors. The result updates under
+/// `DYNG_FALLBACK_ADAPTIVE_COUNTED` (exact counters, as the originals print them). Thread safety:
+/// thread-safe on a graph nobody updates.
 ///
 /// # Safety
 /// `res` and `g` are NULL or dyng handles; `dist` and `parent` are NULL or hold n readable
@@ -385,7 +387,7 @@ pub unsafe extern "C" fn dyng_sssp_from_arrays(
             let objective = objective_index(objective, g, F)?;
             let dist = slice(dist, g.n(), F, "dist")?;
             let parent = slice(parent, g.n(), F, "parent")?;
-            let sopt = SsspOptions::default();
+            let sopt = SsspOptions { fallback: DROP_IN_FALLBACK, ..Default::default() };
             if let Some(rg) = &gh.remote {
                 let rr = rg.client.adopt_sssp(source, objective, dist, parent, canonicalize, &sopt)?;
                 let shape = Shape::Sssp { objective };

@@ -166,6 +166,11 @@ pub(crate) struct Adaptive {
     pub shortcut: Option<f64>,
     /// Expansions after which a repair is abandoned for a recompute.
     pub push_budget: i64,
+    /// Recompute when `predict_affected` finds at least this share: at once, before any walk,
+    /// unless `exact_count`.
+    pub predict_share: Option<f64>,
+    /// Walk the invalidated subtrees even when recomputing, for an exact `invalidated`.
+    pub exact_count: bool,
 }
 
 /// Dynamic update: on entry `dist`/`parent` hold the tree of the old graph, on return the tree of
@@ -208,6 +213,23 @@ pub(crate) fn update<E: Exec>(
         // Invalidation first: its count decides between repairing and recomputing, and a
         // recompute needs neither the packed old tree nor the candidate list. Invalidated
         // vertices leave it stamped `g0`.
+        // Insertion heads counted as candidates by the policy: all of them, or the improving ones
+        // when the prediction found them.
+        let mut heads = changes.heads.len();
+        let mut predicted = false;
+        if let (Some(a @ Adaptive { predict_share: Some(share), .. }), OldTree::Trusted) = (adaptive, old_tree) {
+            let marks = [gens.next(ws), gens.next(ws), gens.next(ws)];
+            let p = predict_affected(&run, ws, &changes, dist, parent, marks);
+            heads = p.improving_heads;
+            predicted = p.affected >= share;
+            if predicted && !a.exact_count {
+                // The walk that would count the invalidated vertices exactly costs up to half a
+                // recompute when both sides of the cut are large (usroads safe1k: 54K vertices
+                // invalidated, 75K valid); the sampled estimate stands in for it.
+                stats.invalidated = p.invalidated;
+                return Ok(recompute(&mut stats, &mut gens, dist, parent));
+            }
+        }
         let g0 = gens.next(ws);
         ws.candidates.clear();
         let mut invalidation = Invalidation::Listed(0);
@@ -221,8 +243,8 @@ pub(crate) fn update<E: Exec>(
             };
             stats.invalidated = invalidation.count() as i64;
         }
-        let candidates = stats.invalidated as usize + changes.heads.len();
-        if adaptive.is_some_and(|a| candidates >= a.recompute_at) {
+        let candidates = stats.invalidated as usize + heads;
+        if predicted || adaptive.is_some_and(|a| candidates >= a.recompute_at) {
             return Ok(recompute(&mut stats, &mut gens, dist, parent));
         }
         if let Invalidation::Counted { listed_up_to, .. } = invalidation {
@@ -369,6 +391,100 @@ fn is_shortcut<E: Exec>(run: &Run<'_, E>, ws: &Workspace, c: &Changes<'_>, dist:
     }
     let largest = run.exec.max_over(dist.len(), |v| if is_finite(dist[v]) { dist[v] as u64 } else { 0 });
     drop as f64 > share * largest as f64
+}
+
+/// Reachable vertices sampled by `predict_affected`.
+const PREDICT_SAMPLES: usize = 64;
+
+/// What `predict_affected` sampled.
+#[derive(Clone, Copy, Debug)]
+struct Prediction {
+    /// Share of the reachable vertices under an invalidation root or an improving insertion head.
+    affected: f64,
+    /// Estimated number of invalidated vertices (under a root).
+    invalidated: i64,
+    /// Insertion heads whose distance the insertion strictly lowers (exact).
+    improving_heads: usize,
+}
+
+/// Predicts, before any walk, the share of the reachable vertices a repair must search: those
+/// under an invalidation root (the head of a changed tree edge) and those under an insertion head
+/// whose distance the insertion strictly lowers (every old descendant of such a head gets
+/// shorter by as much). Up to `PREDICT_SAMPLES` reachable vertices, spread over the ids by a
+/// multiplicative hash, walk up the old tree to the nearest marked vertex; each path is stamped
+/// with its verdict (`marks`: under a root, under a head, clean), so later samples stop where
+/// earlier ones passed and the walks together visit each vertex at most once. Cost: the union of
+/// the sampled root paths, a few thousand vertices on the bench's graphs; sampling stops once
+/// the walks have passed n/16 vertices.
+fn predict_affected<E: Exec>(
+    run: &Run<'_, E>,
+    ws: &Workspace,
+    c: &Changes<'_>,
+    dist: &[i64],
+    parent: &[i32],
+    marks: [i32; 3],
+) -> Prediction {
+    let [under_root, under_head, clean] = marks;
+    let n = dist.len();
+    let mut improving_heads = 0;
+    for (&from, &to) in c.from.iter().zip(c.to) {
+        if parent[to as usize] == from {
+            ws.stamp[to as usize].store(under_root, Relaxed);
+        }
+    }
+    if let Some(ins) = c.inserted {
+        for (i, (&u, &v)) in ins.from.iter().zip(c.heads).enumerate() {
+            let (du, dv) = (dist[u as usize], dist[v as usize]);
+            let w = ins.weights[i * ins.stride + ins.column] as i64;
+            let stamp = &ws.stamp[v as usize];
+            if is_finite(du) && (!is_finite(dv) || du + w < dv) && stamp.load(Relaxed) != under_root {
+                improving_heads += (stamp.load(Relaxed) != under_head) as usize;
+                stamp.store(under_head, Relaxed);
+            }
+        }
+    }
+    ws.stamp[run.source].store(clean, Relaxed);
+    let path = &ws.frontier;
+    let (mut probes, mut reachable, mut roots, mut heads, mut steps) = (0usize, 0usize, 0usize, 0usize, 0usize);
+    while reachable < PREDICT_SAMPLES && probes < 4 * PREDICT_SAMPLES && steps <= n / 16 {
+        // Fibonacci hashing spreads consecutive probes over the whole id range.
+        let v = ((probes as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11) as usize % n;
+        probes += 1;
+        if !is_finite(dist[v]) {
+            continue;
+        }
+        reachable += 1;
+        path.clear();
+        let mut x = v;
+        let verdict = loop {
+            let s = ws.stamp[x].load(Relaxed);
+            if s == under_root || s == under_head || s == clean {
+                break s;
+            }
+            path.push(x as i32);
+            match parent[x] {
+                p if p < 0 => break clean,
+                p => x = p as usize,
+            }
+        };
+        steps += path.len();
+        for i in 0..path.len() {
+            ws.stamp[path.get(i) as usize].store(verdict, Relaxed);
+        }
+        roots += (verdict == under_root) as usize;
+        heads += (verdict == under_head) as usize;
+    }
+    path.clear();
+    // Too few samples (most vertices unreachable, or a tree so deep that the walks hit the step
+    // bound first) predict nothing: the exact walk decides.
+    if reachable < PREDICT_SAMPLES / 4 {
+        return Prediction { affected: 0.0, invalidated: 0, improving_heads };
+    }
+    Prediction {
+        affected: (roots + heads) as f64 / reachable as f64,
+        invalidated: (roots as f64 / probes as f64 * n as f64).round() as i64,
+        improving_heads,
+    }
 }
 
 /// Top-down invalidation of a trusted tree. The invalidated vertices are the roots (heads of

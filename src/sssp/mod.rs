@@ -72,26 +72,43 @@ pub(crate) fn lease_workspace(res: &Resources, n: usize) -> Lease<'_, Workspace>
 
 /// When an update restarts the search from the source instead of repairing the tree.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Fallback {
     /// Recompute when repairing is predicted to cost more (measured with `dyng bench`, see
-    /// docs/performance.md): when the candidates (invalidated vertices plus insertion heads)
-    /// reach [`ADAPTIVE_FRACTION`] of the vertices; when an insertion shortens some distance by
-    /// more than [`ADAPTIVE_SHORTCUT`] of the tree's largest distance (such a shortcut reroutes
-    /// most of the graph); or, during the repair, once it has expanded as many vertices as the
-    /// tree's last static solve did. Graphs below [`ADAPTIVE_MIN_VERTICES`] always update.
+    /// docs/performance.md): before any walk, when a sample of 64 reachable vertices finds
+    /// [`ADAPTIVE_FRACTION`] of them below an invalidated tree edge or below an insertion head
+    /// the insertion brings closer (their old paths get longer or shorter, so the repair must
+    /// search them); after the exact invalidation walk, when the invalidated vertices plus
+    /// the improving insertion heads reach that share of the vertices; when an insertion
+    /// shortens some distance by more than [`ADAPTIVE_SHORTCUT`] of the tree's largest
+    /// distance (such a shortcut reroutes most of the graph, beyond the head's old subtree); or,
+    /// during the repair, once it has expanded as many vertices as the tree's last static solve
+    /// did. Graphs below [`ADAPTIVE_MIN_VERTICES`] always update.
+    ///
+    /// When the sample decides, the exact walk does not run and `UpdateStats::invalidated` is
+    /// the sample's estimate.
     #[default]
     Adaptive,
+    /// As `Adaptive`, but the invalidated subtrees are always walked, so that
+    /// `UpdateStats::invalidated` is exact: the choice of the drop-in driver (`dyng mosp`) and of
+    /// the worker, whose outputs print the counter as the originals do. Costs up to half a
+    /// recompute more when the sample chooses to recompute and both sides of the cut are large.
+    AdaptiveCounted,
     /// Always repair the tree incrementally.
     Never,
     /// Always recompute from scratch (for comparisons).
     Always,
 }
 
-/// The candidate share of n from which the adaptive update recomputes.
+/// The share of the vertices to search (sampled, then counted) from which the adaptive update
+/// recomputes.
 pub const ADAPTIVE_FRACTION: f64 = 0.3;
 /// The share of the largest old distance by which one vertex's distance must drop for the
 /// adaptive update to recompute.
 pub const ADAPTIVE_SHORTCUT: f64 = 0.4;
+/// The policy of trees adopted through the drop-in entry points (`dyng_sssp_from_arrays`, its
+/// worker op, `dyng mosp`): exact counters, which the originals' outputs print.
+pub(crate) const DROP_IN_FALLBACK: Fallback = Fallback::AdaptiveCounted;
 /// Graphs smaller than this always update incrementally (recomputing saves nothing measurable).
 pub const ADAPTIVE_MIN_VERTICES: usize = 4096;
 
@@ -102,16 +119,24 @@ impl Fallback {
     pub(crate) fn policy(self, n: usize, canonical: bool, static_pushes: Option<i64>) -> Option<engine::Adaptive> {
         match (self, canonical) {
             (_, false) | (Fallback::Never, _) => None,
-            (Fallback::Always, true) => Some(engine::Adaptive { recompute_at: 0, shortcut: None, push_budget: i64::MAX }),
-            (Fallback::Adaptive, true) if n >= ADAPTIVE_MIN_VERTICES => Some(engine::Adaptive {
+            (Fallback::Always, true) => Some(engine::Adaptive {
+                recompute_at: 0,
+                shortcut: None,
+                push_budget: i64::MAX,
+                predict_share: None,
+                exact_count: true,
+            }),
+            (Fallback::Adaptive | Fallback::AdaptiveCounted, true) if n >= ADAPTIVE_MIN_VERTICES => Some(engine::Adaptive {
                 recompute_at: (n as f64 * ADAPTIVE_FRACTION).ceil() as usize,
                 shortcut: Some(ADAPTIVE_SHORTCUT),
                 // An adopted tree has no measured solve yet: 1.5 expansions per vertex stand in
                 // (static solves expand 1.1-1.6 times per vertex on the bench's road networks and
                 // grid, 2.3 on rgg, 4 on bremen's travel times).
                 push_budget: static_pushes.unwrap_or(n as i64 * 3 / 2).max(n as i64 / 2),
+                predict_share: Some(ADAPTIVE_FRACTION),
+                exact_count: self == Fallback::AdaptiveCounted,
             }),
-            (Fallback::Adaptive, true) => None,
+            (Fallback::Adaptive | Fallback::AdaptiveCounted, true) => None,
         }
     }
 }

@@ -7,7 +7,9 @@
 /// sequential engine).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct UpdateStats {
-    /// Vertices whose old tree path contained a root (a deleted or heavier tree edge).
+    /// Vertices whose old tree path contained a root (a deleted or heavier tree edge). When the
+    /// adaptive update chose to recompute from its sample, before walking the tree, this is the
+    /// sample's estimate (`fallback_used` is then true; see `Fallback::Adaptive`).
     pub invalidated: i64,
     /// Vertices whose distance or parent changed.
     pub affected: i64,

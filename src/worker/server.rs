@@ -14,7 +14,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{BatchView, Csr, Graph, WeightLayout};
 use crate::mosp::{MospOptions, MospResult};
 use crate::resources::{Backend, Resources, ResourcesOptions};
-use crate::sssp::{SsspOptions, SsspResult};
+use crate::sssp::{SsspOptions, SsspResult, DROP_IN_FALLBACK};
 use crate::update::{update, ResultMut};
 use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -601,7 +601,7 @@ fn execute(sh: &Shared, st: &mut State, call_id: u64, call: &Call, fds: &[OwnedF
             let g = graph(st)?;
             let ib = inputs.ok_or_else(|| Fail::cond(cond::INVALID_ARG, "ADOPT_SSSP without inputs"))?;
             let (dist, parent) = (ib.i64s(kind::DIST)?, ib.i32s(kind::PARENT)?);
-            let opt = SsspOptions { delta: nonzero(*delta), ..Default::default() };
+            let opt = SsspOptions { delta: nonzero(*delta), fallback: DROP_IN_FALLBACK };
             let src = source_index(*source)?;
             fault::hit("W3");
             let r = SsspResult::from_arrays(g, src, *objective as usize, dist.to_vec(), parent.to_vec(), *canonicalize, &opt)?;
@@ -623,7 +623,7 @@ fn execute(sh: &Shared, st: &mut State, call_id: u64, call: &Call, fds: &[OwnedF
             fault::hit("W3");
             let trees = (0..k)
                 .map(|j| {
-                    let opt = SsspOptions { delta: nonzero(deltas[j]), ..Default::default() };
+                    let opt = SsspOptions { delta: nonzero(deltas[j]), fallback: DROP_IN_FALLBACK };
                     let (d, p) = (&dist[j * n..(j + 1) * n], &parent[j * n..(j + 1) * n]);
                     SsspResult::from_arrays(g, src, j, d.to_vec(), p.to_vec(), *canonicalize, &opt)
                 })

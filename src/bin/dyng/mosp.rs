@@ -98,9 +98,11 @@ pub fn run(args: MospArgs) -> dyng::Result<ExitCode> {
     if let Some(w) = &inp.warning {
         eprintln!("{w}");
     }
+    // The drop-in driver prints `invalidated` as the originals do: exact, whichever way the
+    // adaptive update goes.
     let sopt = SsspOptions {
         delta: args.delta,
-        ..Default::default()
+        fallback: dyng::Fallback::AdaptiveCounted,
     };
     if args.isolation == Isolation::Worker {
         pb.finish_and_clear();
