@@ -125,6 +125,7 @@ impl Fallback {
                 push_budget: i64::MAX,
                 predict_share: None,
                 exact_count: true,
+                fresh_delta: true,
             }),
             (Fallback::Adaptive | Fallback::AdaptiveCounted, true) if n >= ADAPTIVE_MIN_VERTICES => Some(engine::Adaptive {
                 recompute_at: (n as f64 * ADAPTIVE_FRACTION).ceil() as usize,
@@ -135,6 +136,7 @@ impl Fallback {
                 push_budget: static_pushes.unwrap_or(n as i64 * 3 / 2).max(n as i64 / 2),
                 predict_share: Some(ADAPTIVE_FRACTION),
                 exact_count: self == Fallback::AdaptiveCounted,
+                fresh_delta: true,
             }),
             (Fallback::Adaptive | Fallback::AdaptiveCounted, true) => None,
         }
