@@ -82,8 +82,9 @@ impl Packing {
         if self.bits == 0 {
             return distance;
         }
-        let p = if parent < 0 { self.none() } else { parent as u64 };
-        (distance << self.bits) | p
+        // -1 (no parent) sign-extends to all ones, which the mask turns into `none`.
+        debug_assert!(parent >= -1);
+        (distance << self.bits) | (parent as i64 as u64 & self.none())
     }
 
     /// The distance of a word (`u64::MAX >> b` for [`PACKED_INF`], above every real distance).
