@@ -119,9 +119,14 @@ fn measure_case(res: &Resources, base: &Base, batch: &Batch, source: usize, runs
     // timed run (otherwise whichever side runs first in run 0 pays for both).
     let _ = SsspResult::compute(res, &updated, source, 0, &SsspOptions::default())?;
     for run in 0..runs {
+        // Each recompute reads a fresh copy of the updated graph, as each update reads the graph
+        // its batch has just built: arrays allocated moments before can sit worse in the caches
+        // than long-lived ones (usroads at 2 threads: the same solve took 8 or 15 ms by where
+        // its graph was allocated), so a long-lived copy would favour the recompute.
         let recompute = |s: &mut Samples| -> dyng::Result<SsspResult> {
+            let copy = Graph::new(updated.csr().clone());
             let t = Instant::now();
-            let fresh = SsspResult::compute(res, &updated, source, 0, &SsspOptions::default())?;
+            let fresh = SsspResult::compute(res, &copy, source, 0, &SsspOptions::default())?;
             s.recompute.push(ms(t));
             Ok(fresh)
         };
