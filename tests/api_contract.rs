@@ -479,3 +479,19 @@ fn a_deletion_above_most_of_the_tree_recomputes_with_an_estimated_count() {
     let error = (adaptive.invalidated - never.invalidated).unsigned_abs() as f64 / 8191.0;
     assert!(error < 0.15, "estimate {} for {}", adaptive.invalidated, never.invalidated);
 }
+
+#[test]
+fn the_estimate_counts_invalidated_vertices_below_an_improving_head() {
+    // Deleting 0 -> 1 invalidates 4095 vertices; inserting 2 -> 3 shortens vertex 3, which lies
+    // below 1: the sampled vertices below 3 are below the root 1 as well, and count as
+    // invalidated in the estimate.
+    let mut b = Batch::new(1);
+    b.delete(0, 1);
+    b.insert(2, 3, &[1]);
+    let (adaptive, never, _, counted) = adaptive_and_never(1, b);
+    assert_eq!(never.invalidated, 4095);
+    assert_eq!(counted.invalidated, 4095);
+    assert!(adaptive.fallback_used);
+    let error = (adaptive.invalidated - never.invalidated).unsigned_abs() as f64 / 8191.0;
+    assert!(error < 0.15, "estimate {} for {}", adaptive.invalidated, never.invalidated);
+}

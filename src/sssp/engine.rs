@@ -238,7 +238,7 @@ pub(crate) fn update<E: Exec>(
         let mut heads = changes.heads.len();
         let mut predicted = false;
         if let (Some(a @ Adaptive { predict_share: Some(share), .. }), OldTree::Trusted) = (adaptive, old_tree) {
-            let marks = [gens.next(ws), gens.next(ws), gens.next(ws)];
+            let marks = [gens.next(ws), gens.next(ws), gens.next(ws), gens.next(ws)];
             let p = predict_affected(&run, ws, &changes, dist, parent, marks);
             heads = p.improving_heads;
             predicted = p.affected >= share;
@@ -426,44 +426,45 @@ struct Prediction {
 }
 
 /// Predicts, before any walk, the share of the reachable vertices a repair must search: those
-/// under an invalidation root (the head of a changed tree edge) and those under an insertion head
+/// below an invalidation root (the head of a changed tree edge) and those below an insertion head
 /// whose distance the insertion strictly lowers (every old descendant of such a head gets
-/// shorter by as much). Up to `PREDICT_SAMPLES` reachable vertices, spread over the ids by a
-/// multiplicative hash, walk up the old tree to the nearest marked vertex; each path is stamped
-/// with its verdict (`marks`: under a root, under a head, clean), so later samples stop where
-/// earlier ones passed and the walks together visit each vertex at most once. Cost: the union of
-/// the sampled root paths, a few thousand vertices on the bench's graphs; sampling stops once
-/// the walks have passed n/16 vertices.
+/// shorter by as much). Roots and improving heads are flagged in the state byte (cleared again
+/// before returning). Up to `PREDICT_SAMPLES` reachable vertices, spread over the ids by a
+/// multiplicative hash, walk up the old tree to the source or a vertex an earlier sample resolved;
+/// the path is then resolved top-down (below a root? below a head?) and stamped with one of the
+/// four `marks` (index `2 * below_root + below_head`), so later samples stop where earlier ones
+/// passed and each vertex is walked at most once. Cost: the union of the sampled root paths, a
+/// few thousand vertices on the bench's graphs; sampling stops once the walks have passed n/16.
 fn predict_affected<E: Exec>(
     run: &Run<'_, E>,
     ws: &Workspace,
     c: &Changes<'_>,
     dist: &[i64],
     parent: &[i32],
-    marks: [i32; 3],
+    marks: [i32; 4],
 ) -> Prediction {
-    let [under_root, under_head, clean] = marks;
     let n = dist.len();
-    let mut improving_heads = 0;
+    let flag = |v: usize, bit: u8| ws.state[v].store(ws.state[v].load(Relaxed) | bit, Relaxed);
     for (&from, &to) in c.from.iter().zip(c.to) {
         if parent[to as usize] == from {
-            ws.stamp[to as usize].store(under_root, Relaxed);
+            flag(to as usize, ROOT_FLAG);
         }
     }
+    let mut improving_heads = 0;
     if let Some(ins) = c.inserted {
         for (i, (&u, &v)) in ins.from.iter().zip(c.heads).enumerate() {
             let (du, dv) = (dist[u as usize], dist[v as usize]);
             let w = ins.weights[i * ins.stride + ins.column] as i64;
-            let stamp = &ws.stamp[v as usize];
-            if is_finite(du) && (!is_finite(dv) || du + w < dv) && stamp.load(Relaxed) != under_root {
-                improving_heads += (stamp.load(Relaxed) != under_head) as usize;
-                stamp.store(under_head, Relaxed);
+            if is_finite(du) && (!is_finite(dv) || du + w < dv) {
+                improving_heads += (ws.state[v as usize].load(Relaxed) & HEAD_FLAG == 0) as usize;
+                flag(v as usize, HEAD_FLAG);
             }
         }
     }
-    ws.stamp[run.source].store(clean, Relaxed);
+    let verdict_of = |stamp: i32| marks.iter().position(|&m| m == stamp);
+    ws.stamp[run.source].store(marks[0], Relaxed);
     let path = &ws.frontier;
-    let (mut probes, mut reachable, mut roots, mut heads, mut steps) = (0usize, 0usize, 0usize, 0usize, 0usize);
+    let (mut probes, mut reachable, mut rooted, mut affected, mut steps) = (0usize, 0usize, 0usize, 0usize, 0usize);
     while reachable < PREDICT_SAMPLES && probes < 4 * PREDICT_SAMPLES && steps <= n / 16 {
         // Fibonacci hashing spreads consecutive probes over the whole id range.
         let v = ((probes as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11) as usize % n;
@@ -474,36 +475,49 @@ fn predict_affected<E: Exec>(
         reachable += 1;
         path.clear();
         let mut x = v;
-        let verdict = loop {
-            let s = ws.stamp[x].load(Relaxed);
-            if s == under_root || s == under_head || s == clean {
-                break s;
+        let mut verdict = loop {
+            if let Some(known) = verdict_of(ws.stamp[x].load(Relaxed)) {
+                break known;
             }
             path.push(x as i32);
             match parent[x] {
-                p if p < 0 => break clean,
+                p if p < 0 => break 0,
                 p => x = p as usize,
             }
         };
         steps += path.len();
-        for i in 0..path.len() {
-            ws.stamp[path.get(i) as usize].store(verdict, Relaxed);
+        for i in (0..path.len()).rev() {
+            let y = path.get(i) as usize;
+            let f = ws.state[y].load(Relaxed);
+            verdict |= 2 * (f & ROOT_FLAG != 0) as usize | (f & HEAD_FLAG != 0) as usize;
+            ws.stamp[y].store(marks[verdict], Relaxed);
         }
-        roots += (verdict == under_root) as usize;
-        heads += (verdict == under_head) as usize;
+        rooted += verdict >> 1;
+        affected += (verdict != 0) as usize;
     }
     path.clear();
+    // The state bytes are all zero between runs.
+    for &to in c.to {
+        ws.state[to as usize].store(0, Relaxed);
+    }
+    for &v in c.heads {
+        ws.state[v as usize].store(0, Relaxed);
+    }
     // Too few samples (most vertices unreachable, or a tree so deep that the walks hit the step
     // bound first) predict nothing: the exact walk decides.
     if reachable < PREDICT_SAMPLES / 4 {
         return Prediction { affected: 0.0, invalidated: 0, improving_heads };
     }
     Prediction {
-        affected: (roots + heads) as f64 / reachable as f64,
-        invalidated: (roots as f64 / probes as f64 * n as f64).round() as i64,
+        affected: affected as f64 / reachable as f64,
+        invalidated: (rooted as f64 / probes as f64 * n as f64).round() as i64,
         improving_heads,
     }
 }
+
+/// State-byte flags of `predict_affected` (the byte is zero outside a run's phases).
+const ROOT_FLAG: u8 = 4;
+const HEAD_FLAG: u8 = 8;
 
 /// Top-down invalidation of a trusted tree. The invalidated vertices are the roots (heads of
 /// changed edges that were their tree edge) and their old subtrees; they are found breadth-first,
