@@ -238,7 +238,7 @@ pub(crate) fn update<E: Exec>(
         let mut heads = changes.heads.len();
         let mut predicted = false;
         if let (Some(a @ Adaptive { predict_share: Some(share), .. }), OldTree::Trusted) = (adaptive, old_tree) {
-            let marks = [gens.next(ws), gens.next(ws), gens.next(ws), gens.next(ws)];
+            let marks = std::array::from_fn(|_| gens.next(ws));
             let p = predict_affected(&run, ws, &changes, dist, parent, marks);
             heads = p.improving_heads;
             predicted = p.affected >= share;
@@ -428,26 +428,27 @@ struct Prediction {
 /// Predicts, before any walk, the share of the reachable vertices a repair must search: those
 /// below an invalidation root (the head of a changed tree edge) and those below an insertion head
 /// whose distance the insertion strictly lowers (every old descendant of such a head gets
-/// shorter by as much). Roots and improving heads are flagged in the state byte (cleared again
-/// before returning). Up to `PREDICT_SAMPLES` reachable vertices, spread over the ids by a
+/// shorter by as much). Roots and improving heads are pre-marked in their stamps (`marks[4..7]`:
+/// root, head, both). Up to `PREDICT_SAMPLES` reachable vertices, spread over the ids by a
 /// multiplicative hash, walk up the old tree to the source or a vertex an earlier sample resolved;
 /// the path is then resolved top-down (below a root? below a head?) and stamped with one of the
-/// four `marks` (index `2 * below_root + below_head`), so later samples stop where earlier ones
-/// passed and each vertex is walked at most once. Cost: the union of the sampled root paths, a
-/// few thousand vertices on the bench's graphs; sampling stops once the walks have passed n/16.
+/// verdicts `marks[0..4]` (index `2 * below_root + below_head`), so later samples stop where
+/// earlier ones passed and each vertex is walked at most once, reading two arrays per step.
+/// Cost: the union of the sampled root paths, a few thousand vertices on the bench's graphs
+/// (0.1 ms on bremen); sampling stops once the walks have passed n/16 vertices.
 fn predict_affected<E: Exec>(
     run: &Run<'_, E>,
     ws: &Workspace,
     c: &Changes<'_>,
     dist: &[i64],
     parent: &[i32],
-    marks: [i32; 4],
+    marks: [i32; 7],
 ) -> Prediction {
     let n = dist.len();
-    let flag = |v: usize, bit: u8| ws.state[v].store(ws.state[v].load(Relaxed) | bit, Relaxed);
+    let (pre_root, pre_head, pre_both) = (marks[4], marks[5], marks[6]);
     for (&from, &to) in c.from.iter().zip(c.to) {
         if parent[to as usize] == from {
-            flag(to as usize, ROOT_FLAG);
+            ws.stamp[to as usize].store(pre_root, Relaxed);
         }
     }
     let mut improving_heads = 0;
@@ -456,12 +457,16 @@ fn predict_affected<E: Exec>(
             let (du, dv) = (dist[u as usize], dist[v as usize]);
             let w = ins.weights[i * ins.stride + ins.column] as i64;
             if is_finite(du) && (!is_finite(dv) || du + w < dv) {
-                improving_heads += (ws.state[v as usize].load(Relaxed) & HEAD_FLAG == 0) as usize;
-                flag(v as usize, HEAD_FLAG);
+                let stamp = &ws.stamp[v as usize];
+                let s = stamp.load(Relaxed);
+                if s != pre_head && s != pre_both {
+                    improving_heads += 1;
+                    stamp.store(if s == pre_root { pre_both } else { pre_head }, Relaxed);
+                }
             }
         }
     }
-    let verdict_of = |stamp: i32| marks.iter().position(|&m| m == stamp);
+    let verdict_of = |stamp: i32| marks[..4].iter().position(|&m| m == stamp);
     ws.stamp[run.source].store(marks[0], Relaxed);
     let path = &ws.frontier;
     let (mut probes, mut reachable, mut rooted, mut affected, mut steps) = (0usize, 0usize, 0usize, 0usize, 0usize);
@@ -487,22 +492,15 @@ fn predict_affected<E: Exec>(
         };
         steps += path.len();
         for i in (0..path.len()).rev() {
-            let y = path.get(i) as usize;
-            let f = ws.state[y].load(Relaxed);
-            verdict |= 2 * (f & ROOT_FLAG != 0) as usize | (f & HEAD_FLAG != 0) as usize;
-            ws.stamp[y].store(marks[verdict], Relaxed);
+            let stamp = &ws.stamp[path.get(i) as usize];
+            let s = stamp.load(Relaxed);
+            verdict |= if s == pre_both { 3 } else if s == pre_root { 2 } else { (s == pre_head) as usize };
+            stamp.store(marks[verdict], Relaxed);
         }
         rooted += verdict >> 1;
         affected += (verdict != 0) as usize;
     }
     path.clear();
-    // The state bytes are all zero between runs.
-    for &to in c.to {
-        ws.state[to as usize].store(0, Relaxed);
-    }
-    for &v in c.heads {
-        ws.state[v as usize].store(0, Relaxed);
-    }
     // Too few samples (most vertices unreachable, or a tree so deep that the walks hit the step
     // bound first) predict nothing: the exact walk decides.
     if reachable < PREDICT_SAMPLES / 4 {
@@ -514,10 +512,6 @@ fn predict_affected<E: Exec>(
         improving_heads,
     }
 }
-
-/// State-byte flags of `predict_affected` (the byte is zero outside a run's phases).
-const ROOT_FLAG: u8 = 4;
-const HEAD_FLAG: u8 = 8;
 
 /// Top-down invalidation of a trusted tree. The invalidated vertices are the roots (heads of
 /// changed edges that were their tree edge) and their old subtrees; they are found breadth-first,
