@@ -219,7 +219,9 @@ impl<'b> ChangedLists<'b> {
     }
 }
 
-/// The engine-specific form of the updated graph.
+/// The engine-specific form of the updated graph (one per `update` call, so the size difference
+/// of the variants does not matter).
+#[allow(clippy::large_enum_variant)]
 enum Prepared {
     Host(InEdges),
     Device(crate::cuda::DeviceGraph),

@@ -24,9 +24,9 @@ pub(crate) fn path_costs(g: &Csr, tree: &[i32], source: usize, costs: &mut Vec<i
     }
     let mut cursor = start.clone();
     let mut children = vec![0u32; start[n] as usize];
-    for v in 0..n {
-        if v != source && tree[v] >= 0 {
-            let p = tree[v] as usize;
+    for (v, &p) in tree.iter().enumerate().take(n) {
+        if v != source && p >= 0 {
+            let p = p as usize;
             children[cursor[p] as usize] = v as u32;
             cursor[p] += 1;
         }

@@ -30,10 +30,13 @@ pub struct PoolCounters {
     pub grown: u64,
 }
 
+/// How to size an idle workspace of one type.
+type BytesOf = fn(&(dyn Any + Send)) -> usize;
+
 #[derive(Default)]
 pub struct WorkspacePool {
     idle: Mutex<HashMap<TypeId, Vec<Box<dyn Any + Send>>>>,
-    bytes_of: Mutex<HashMap<TypeId, fn(&(dyn Any + Send)) -> usize>>,
+    bytes_of: Mutex<HashMap<TypeId, BytesOf>>,
     created: AtomicU64,
     reused: AtomicU64,
     discarded: AtomicU64,
