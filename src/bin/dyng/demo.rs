@@ -80,8 +80,10 @@ pub fn run(a: DemoArgs) -> dyng::Result<ExitCode> {
     let comb_ms = ns_to_ms(mosp.combine_stats().elapsed_ns);
     println!("  apply batch               {:9.1} ms", ns_to_ms(timings.apply_ns));
     for (j, s) in stats.iter().enumerate() {
+        // A recompute chosen from the sample reports the sample's estimate of `invalidated`.
+        let how = if s.fallback_used { "recomputed, invalidated ~" } else { "repaired, invalidated " };
         println!(
-            "  update obj{j}               {:9.1} ms  (invalidated {}, affected {})",
+            "  update obj{j}               {:9.1} ms  ({how}{}, affected {})",
             ns_to_ms(s.elapsed_ns),
             s.invalidated,
             s.affected
