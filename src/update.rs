@@ -281,9 +281,7 @@ impl Ctx<'_> {
             t.source,
             delta,
             f.max_weight,
-            t.fallback
-                .policy(self.csr.n(), t.canonical, t.static_pushes)
-                .map(|a| engine::Adaptive { fresh_delta: t.delta.is_none(), ..a }),
+            t.fallback.policy(self.csr.n(), t.canonical, t.static_pushes, t.delta),
             engine::OldTree::Trusted,
             ws,
             dist,

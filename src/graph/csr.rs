@@ -247,13 +247,18 @@ impl Csr {
 
     /// The sum of the weights of objective `j`.
     pub fn weight_sum(&self, j: usize) -> i64 {
-        self.column(j).iter().map(|&w| w as i64).sum()
+        column_sum(self.column(j))
     }
 
     /// The first edge `u -> v` in row `u` (CSR order), if any.
     pub fn first_edge(&self, u: usize, v: i32) -> Option<usize> {
         self.row(u).find(|&e| self.col_ind[e] == v)
     }
+}
+
+/// The sum of one weight column (the engines see a column, not the graph).
+pub(crate) fn column_sum(w: &[i32]) -> i64 {
+    w.iter().map(|&w| w as i64).sum()
 }
 
 pub(crate) fn check_objectives(k: usize) -> Result<()> {

@@ -19,6 +19,7 @@ use engine::{Changes, InView, OutView};
 use std::sync::Arc;
 
 pub use stats::{default_delta, UpdateStats};
+pub(crate) use stats::column_delta;
 
 pub use workspace::Workspace;
 
@@ -116,7 +117,8 @@ impl Fallback {
     /// The engine's policy for a run on `n` vertices. Recomputing is only allowed for a
     /// canonical tree: it gives the canonical tree, which an update of a canonical tree also
     /// gives, so the result is bit-identical either way.
-    pub(crate) fn policy(self, n: usize, canonical: bool, static_pushes: Option<i64>) -> Option<engine::Adaptive> {
+    /// `delta`: the result's own Delta; without one a recompute takes the updated graph's default.
+    pub(crate) fn policy(self, n: usize, canonical: bool, static_pushes: Option<i64>, delta: Option<i64>) -> Option<engine::Adaptive> {
         match (self, canonical) {
             (_, false) | (Fallback::Never, _) => None,
             (Fallback::Always, true) => Some(engine::Adaptive {
@@ -125,7 +127,7 @@ impl Fallback {
                 push_budget: i64::MAX,
                 predict_share: None,
                 exact_count: true,
-                fresh_delta: true,
+                fresh_delta: delta.is_none(),
             }),
             (Fallback::Adaptive | Fallback::AdaptiveCounted, true) if n >= ADAPTIVE_MIN_VERTICES => Some(engine::Adaptive {
                 recompute_at: (n as f64 * ADAPTIVE_FRACTION).ceil() as usize,
@@ -136,7 +138,7 @@ impl Fallback {
                 push_budget: static_pushes.unwrap_or(n as i64 * 3 / 2).max(n as i64 / 2),
                 predict_share: Some(ADAPTIVE_FRACTION),
                 exact_count: self == Fallback::AdaptiveCounted,
-                fresh_delta: true,
+                fresh_delta: delta.is_none(),
             }),
             (Fallback::Adaptive | Fallback::AdaptiveCounted, true) => None,
         }
@@ -212,7 +214,7 @@ pub(crate) fn solve(
     delta: Option<i64>,
 ) -> Result<(Vec<i64>, Vec<i32>, UpdateStats)> {
     let n = g.n();
-    let delta = delta.unwrap_or_else(|| default_delta(g.m(), n, g.weight_sum(j)));
+    let delta = delta.unwrap_or_else(|| column_delta(n, g.column(j)));
     let mut dist = vec![0i64; n];
     let mut parent = vec![0i32; n];
     if let Some(cuda) = res.cuda() {

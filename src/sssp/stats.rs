@@ -60,6 +60,11 @@ pub fn default_delta(m: usize, n: usize, weight_sum: i64) -> i64 {
     (d as i64).max(1)
 }
 
+/// The default Delta of an objective from its weight column (one weight per edge of the graph).
+pub(crate) fn column_delta(n: usize, w: &[i32]) -> i64 {
+    default_delta(w.len(), n, crate::graph::csr::column_sum(w))
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
