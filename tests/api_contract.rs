@@ -2,6 +2,8 @@
 //! workspace pool reuses, discards and releases as c-api §4 says, and the workspace fits in 38
 //! bytes per vertex.
 
+mod common;
+
 use dyng::io::graphgen::grid;
 use dyng::sssp::Workspace;
 use dyng::{
@@ -395,26 +397,10 @@ fn trusted_delta(g: &Graph) -> i64 {
     dyng::sssp::default_delta(g.csr().m(), g.n(), g.csr().weight_sum(0))
 }
 
-/// A complete binary tree in heap order (`i -> 2i+1, 2i+2`, weight 1) of 8191 vertices, except
-/// that the edge into `heavy` weighs 1000, plus a spare edge `2 -> 1` of weight 2000 (never a
-/// tree edge). The share of the tree below a vertex is known exactly and the tree is shallow.
+/// `common::trees::heavy_binary_tree` as a graph.
 fn heavy_binary_tree(heavy: usize) -> Graph {
-    let n = 8191;
-    let (mut row_ptr, mut col, mut w) = (vec![0i32], Vec::new(), Vec::new());
-    for i in 0..n {
-        for c in [2 * i + 1, 2 * i + 2] {
-            if c < n {
-                col.push(c as i32);
-                w.push(if c == heavy { 1000 } else { 1 });
-            }
-        }
-        if i == 2 {
-            col.push(1);
-            w.push(2000);
-        }
-        row_ptr.push(col.len() as i32);
-    }
-    Graph::new(Csr::from_arrays(n, 1, row_ptr, col, &w, WeightLayout::EdgeMajor).unwrap())
+    let (src, dst, w) = common::trees::heavy_binary_tree(heavy);
+    Graph::new(Csr::from_edges(common::trees::HEAVY_TREE_N, 1, &src, &dst, &w).unwrap())
 }
 
 /// Runs one batch on `heavy_binary_tree(heavy)` under the adaptive policy, `Never` and

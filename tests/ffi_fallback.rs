@@ -3,28 +3,15 @@
 //! report the exact `invalidated`, `DYNG_FALLBACK_ADAPTIVE` the sample's estimate when it
 //! recomputes before walking.
 
+mod common;
+
+use common::trees::{heavy_binary_tree, HEAVY_TREE_N as N};
 use dyng::ffi::*;
 use std::ptr::null_mut;
 
-const N: usize = 8191;
-
-/// A complete binary tree in heap order (weight 1), the edge into vertex 1 weighing 1000, plus a
-/// spare edge 2 -> 1 of weight 2000: deleting 0 -> 1 invalidates the 4095 vertices below 1.
+/// The heavy edge into vertex 1: deleting 0 -> 1 invalidates the 4095 vertices below 1.
 fn edges() -> (Vec<i32>, Vec<i32>, Vec<i32>) {
-    let (mut src, mut dst, mut w) = (vec![], vec![], vec![]);
-    for i in 0..N {
-        for c in [2 * i + 1, 2 * i + 2] {
-            if c < N {
-                src.push(i as i32);
-                dst.push(c as i32);
-                w.push(if c == 1 { 1000 } else { 1 });
-            }
-        }
-    }
-    src.push(2);
-    dst.push(1);
-    w.push(2000);
-    (src, dst, w)
+    heavy_binary_tree(1)
 }
 
 fn last_error() -> String {

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod capi;
+pub mod trees;
 
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
