@@ -193,7 +193,11 @@ pub fn memfd_holders(prefix: &str) -> Vec<u32> {
 /// memfd of the host or of those workers is held or mapped by any process: nothing persists.
 pub fn assert_nothing_outlives_host(host: u32, workers: &[u32], what: &str) {
     let died = Instant::now();
-    while !workers_of(host).is_empty() && died.elapsed() < Duration::from_secs(1) {
+    // Both conditions share the 1 s: an exiting worker stops showing its environment (its memory
+    // is released) a moment before it stops being a live member of its session, so one look at
+    // the sessions right after the workers vanished could still see it.
+    let sessions_empty = || workers.iter().all(|w| session_members(*w).is_empty());
+    while (!workers_of(host).is_empty() || !sessions_empty()) && died.elapsed() < Duration::from_secs(1) {
         std::thread::sleep(Duration::from_millis(5));
     }
     let left = workers_of(host);
