@@ -188,6 +188,15 @@ pub(crate) const TEAM_MIN_VERTICES: usize = 1 << 16;
 /// Loops shorter than this run inline on the calling worker thread.
 const INLINE_BELOW: usize = 512;
 
+impl Parallel<'_> {
+    /// True when a reduction over `len` items runs on the calling thread: the pool has one thread
+    /// (handing the loop to it only adds a wake-up), or the loop is too short to pay for one.
+    #[inline]
+    fn inline(&self, len: usize) -> bool {
+        len < INLINE_BELOW || self.pool.current_num_threads() == 1
+    }
+}
+
 impl Exec for Parallel<'_> {
     #[inline]
     fn fetch_min(&self, a: &AtomicU64, v: u64) -> u64 {
@@ -226,19 +235,19 @@ impl Exec for Parallel<'_> {
         });
     }
     fn max_over<F: Fn(usize) -> u64 + Sync + Send>(&self, len: usize, f: F) -> u64 {
-        if len < INLINE_BELOW {
+        if self.inline(len) {
             return (0..len).map(f).max().unwrap_or(0);
         }
         self.pool.install(|| (0..len).into_par_iter().with_min_len(4096).map(f).max().unwrap_or(0))
     }
     fn sum_over<F: Fn(usize) -> usize + Sync + Send>(&self, len: usize, f: F) -> usize {
-        if len < INLINE_BELOW {
+        if self.inline(len) {
             return (0..len).map(f).sum();
         }
         self.pool.install(|| (0..len).into_par_iter().with_min_len(4096).map(f).sum())
     }
     fn min_over<F: Fn(usize) -> u64 + Sync + Send>(&self, len: usize, f: F) -> u64 {
-        if len < INLINE_BELOW {
+        if self.inline(len) {
             return (0..len).map(f).min().unwrap_or(u64::MAX);
         }
         self.pool.install(|| {
