@@ -180,10 +180,13 @@ pub(crate) struct Parallel<'p> {
     pub team_lock: &'p Mutex<()>,
 }
 
-/// Graphs smaller than this run their near-far search on one member: a team's barriers cost more
-/// than the rounds of a small graph save (bremen, 40K vertices: 2 members were 0.72-0.94x as fast
-/// as one on its 50K batches, also with solo rounds).
-pub(crate) const TEAM_MIN_VERTICES: usize = 1 << 16;
+/// Graphs smaller than this run their near-far search on one member: starting a team costs a
+/// wake-up of the pool, more than a tiny graph's whole search. Narrow rounds of larger graphs run
+/// solo inside the team (`engine::SOLO_BELOW`), so a team no longer loses on mid-sized
+/// graphs: bremen (40K vertices) at 2 threads, teams from 64K against from 4K vertices (one
+/// binary each, alternating, minimum of 7): safe 50K 2.94 -> 1.90 ms, unsafe 10K 1.59 -> 1.09,
+/// safe 100 1.36 -> 1.18, local 1K 1.11 -> 1.06.
+pub(crate) const TEAM_MIN_VERTICES: usize = 1 << 12;
 
 /// Loops shorter than this run inline on the calling worker thread.
 const INLINE_BELOW: usize = 512;
