@@ -1311,8 +1311,11 @@ mod tests {
     use super::*;
     use crate::sssp::exec::Sequential;
 
+    /// Row offsets, heads, weights, distances and parents.
+    type Star = (Vec<i32>, Vec<i32>, Vec<i32>, Vec<i64>, Vec<i32>);
+
     /// A star: 0 -> v (weight 10) for every other vertex; the tree is the star itself.
-    fn star(n: usize) -> (Vec<i32>, Vec<i32>, Vec<i32>, Vec<i64>, Vec<i32>) {
+    fn star(n: usize) -> Star {
         let row_ptr = [0].into_iter().chain(std::iter::repeat(n as i32 - 1).take(n)).collect();
         let col = (1..n as i32).collect();
         let w = vec![10; n - 1];
