@@ -9,6 +9,7 @@
 mod cases;
 mod measure;
 mod report;
+mod targets;
 
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -49,6 +50,12 @@ pub fn run(a: BenchArgs) -> dyng::Result<ExitCode> {
     let mut plan = cases::plan(a.suite, a.data.as_deref())?;
     if !a.only.is_empty() {
         plan.graphs.retain(|(g, _)| a.only.iter().any(|o| o == g.name));
+        if plan.graphs.is_empty() {
+            return Err(dyng::Error::invalid(format!(
+                "--only {}: no graph of this suite has that name (usroads, grid1000; full: also bremen, rgg_n_2_20)",
+                a.only.join(",")
+            )));
+        }
     }
     let results = measure::run_plan(&plan, &a.threads, runs)?;
     let name = match a.suite {

@@ -98,6 +98,7 @@ pub fn markdown(suite: &str, cases: &[CaseResult]) -> String {
             cases.iter().map(|c| c.peak_rss_bytes).max().unwrap_or(0) as f64 / (1 << 20) as f64
         );
     }
+    s.push_str(&super::targets::markdown(cases));
     s
 }
 

@@ -1,0 +1,63 @@
+//! `dyng bench` end to end on the smallest plan (usroads only, one run per case): the three
+//! outputs are written, the JSON has the fields for every case, and the Markdown says
+//! where each target stands, naming the targets this plan cannot measure.
+
+use std::process::Command;
+
+fn dyng() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_dyng"))
+}
+
+#[test]
+fn bench_quick_on_usroads_writes_json_markdown_svg_and_the_targets() {
+    let out = std::env::temp_dir().join(format!("dyng-bench-test-{}", std::process::id()));
+    let run = dyng()
+        .args(["bench", "quick", "--only", "usroads", "--runs", "1", "--threads", "1,2", "--out"])
+        .arg(&out)
+        .output()
+        .expect("run dyng bench");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "dyng bench failed: {stderr}");
+
+    let json = std::fs::read_to_string(out.join("quick.json")).expect("quick.json");
+    assert!(json.starts_with("{\"suite\": \"quick\", \"machine\": {"), "{json}");
+    let cases: Vec<&str> = json.lines().filter(|l| l.contains("\"graph\": ")).collect();
+    assert_eq!(cases.len(), 6, "usroads: safe, unsafe and local 10K at 1 and 2 threads");
+    for field in [
+        "\"graph\": \"usroads\"", "\"k\": 3", "\"source\": 531", "\"size\": 10000", "\"update_ms\": ", "\"recompute_ms\": ",
+        "\"dijkstra_ms\": ", "\"mosp_ms\": ", "\"affected\": ", "\"invalidated\": ", "\"fallback_used\": ",
+        "\"workspace_bytes_per_vertex\": 38.0000", "\"peak_rss_bytes\": ",
+    ] {
+        assert!(cases.iter().all(|c| c.contains(field)), "{field} missing in some case:\n{json}");
+    }
+    for batch in ["safe", "unsafe", "local"] {
+        for threads in [1, 2] {
+            let tag = format!("\"batch\": \"{batch}\", \"size\": 10000");
+            let thr = format!("\"threads\": {threads},");
+            assert_eq!(cases.iter().filter(|c| c.contains(&tag) && c.contains(&thr)).count(), 1, "{batch} t={threads}");
+        }
+    }
+    assert!(!json.contains("null"), "every time is finite: {json}");
+
+    let md = std::fs::read_to_string(out.join("quick.md")).expect("quick.md");
+    let targets = md.split("### Targets in this run").nth(1).expect("a targets section");
+    for line in ["- update <= 1.05x recompute on every case: ", "- local 10K update <= 0.2x recompute (usroads, grid): "] {
+        let l = targets.lines().find(|l| l.starts_with(line)).unwrap_or_else(|| panic!("no line {line:?}:\n{targets}"));
+        let verdict = &l[line.len()..];
+        assert!(verdict.starts_with("met (") || verdict.starts_with("missed ("), "{l}");
+    }
+    assert!(targets.contains("static >= 2x faster than Dijkstra on the grid at 2 threads: unmeasured"), "{targets}");
+    assert!(targets.contains("2 threads faster than 1 on the 50K batches: unmeasured"), "{targets}");
+    assert!(targets.contains("workspace <= 38 B/vertex shared by the K objectives: met (38 B/vertex)"), "{targets}");
+    let svg = std::fs::read_to_string(out.join("quick.svg")).expect("quick.svg");
+    assert!(svg.starts_with("<svg") && svg.matches("<rect").count() == 6, "{svg}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn bench_refuses_an_unknown_graph() {
+    let run = dyng().args(["bench", "quick", "--only", "nosuch"]).output().expect("run dyng bench");
+    assert_eq!(run.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("Error: ") && stderr.contains("nosuch"), "{stderr}");
+}
