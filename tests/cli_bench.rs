@@ -21,6 +21,8 @@ fn bench_quick_on_usroads_writes_json_markdown_svg_and_the_targets() {
 
     let json = std::fs::read_to_string(out.join("quick.json")).expect("quick.json");
     assert!(json.starts_with("{\"suite\": \"quick\", \"machine\": {"), "{json}");
+    let machine = json.lines().next().unwrap_or("");
+    assert!(machine.contains("\"core_round_trip_ns\": [") && machine.contains("\"core_round_trip_worst_us\": ["), "{machine}");
     let cases: Vec<&str> = json.lines().filter(|l| l.contains("\"graph\": ")).collect();
     assert_eq!(cases.len(), 6, "usroads: safe, unsafe and local 10K at 1 and 2 threads");
     for field in [
@@ -40,6 +42,7 @@ fn bench_quick_on_usroads_writes_json_markdown_svg_and_the_targets() {
     assert!(!json.contains("null"), "every time is finite: {json}");
 
     let md = std::fs::read_to_string(out.join("quick.md")).expect("quick.md");
+    assert!(md.contains("\nHost: core-to-core round trip "), "{md}");
     let targets = md.split("### Targets in this run").nth(1).expect("a targets section");
     for line in ["- update <= 1.05x recompute on every case: ", "- local 10K update <= 0.2x recompute (usroads, grid): "] {
         let l = targets.lines().find(|l| l.starts_with(line)).unwrap_or_else(|| panic!("no line {line:?}:\n{targets}"));

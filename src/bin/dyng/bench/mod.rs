@@ -7,6 +7,7 @@
 //! Writes `<out>/<suite>.json`, `<suite>.md` and `<suite>.svg`.
 
 mod cases;
+mod machine;
 mod measure;
 mod report;
 mod targets;
@@ -57,14 +58,17 @@ pub fn run(a: BenchArgs) -> dyng::Result<ExitCode> {
             )));
         }
     }
+    let before = machine::core_round_trip();
     let results = measure::run_plan(&plan, &a.threads, runs)?;
+    let after = machine::core_round_trip();
+    let host = machine::Host { round_trip_ns: [before.0, after.0], worst_us: [before.1, after.1] };
     let name = match a.suite {
         Suite::Quick => "quick",
         Suite::Full => "full",
     };
     std::fs::create_dir_all(&a.out).map_err(|e| dyng::Error::io(&a.out, e))?;
-    let written = report::write_all(&a.out, name, &results)?;
-    print!("{}", report::markdown(name, &results));
+    let written = report::write_all(&a.out, name, &results, &host)?;
+    print!("{}", report::markdown(name, &results, &host));
     for p in written {
         eprintln!("wrote {}", p.display());
     }

@@ -1,10 +1,11 @@
 //! The bench outputs: JSON (machine-readable), a Markdown table with the ratios, an SVG chart.
 
+use super::machine::Host;
 use super::measure::CaseResult;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-fn machine_json() -> String {
+fn machine_json(host: &Host) -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
@@ -15,10 +16,14 @@ fn machine_json() -> String {
         .and_then(|s| s.lines().next().and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
         .unwrap_or(0);
     format!(
-        "{{\"cpu\": {}, \"cores\": {cores}, \"memory_bytes\": {}, \"dyng_version\": {}}}",
+        "{{\"cpu\": {}, \"cores\": {cores}, \"memory_bytes\": {}, \"dyng_version\": {}, \"core_round_trip_ns\": [{}, {}], \"core_round_trip_worst_us\": [{}, {}]}}",
         json_str(&cpu),
         mem_kb * 1024,
-        json_str(env!("CARGO_PKG_VERSION"))
+        json_str(env!("CARGO_PKG_VERSION")),
+        num(host.round_trip_ns[0]),
+        num(host.round_trip_ns[1]),
+        num(host.worst_us[0]),
+        num(host.worst_us[1])
     )
 }
 
@@ -46,8 +51,8 @@ fn num(x: f64) -> String {
     }
 }
 
-pub fn json(suite: &str, cases: &[CaseResult]) -> String {
-    let mut s = format!("{{\"suite\": {}, \"machine\": {}, \"cases\": [\n", json_str(suite), machine_json());
+pub fn json(suite: &str, cases: &[CaseResult], host: &Host) -> String {
+    let mut s = format!("{{\"suite\": {}, \"machine\": {}, \"cases\": [\n", json_str(suite), machine_json(host));
     for (i, c) in cases.iter().enumerate() {
         let _ = write!(
             s,
@@ -71,7 +76,7 @@ fn one_thread<'a>(cases: &'a [CaseResult], c: &CaseResult) -> Option<&'a CaseRes
     cases.iter().find(|o| o.threads == 1 && o.graph == c.graph && o.batch == c.batch && o.size == c.size)
 }
 
-pub fn markdown(suite: &str, cases: &[CaseResult]) -> String {
+pub fn markdown(suite: &str, cases: &[CaseResult], host: &Host) -> String {
     let mut s = format!(
         "## dyng bench `{suite}`\n\nTimes are medians in ms; ratios are from the same run. `invalidated` is the adaptive \
          update's sampled estimate where it recomputed before walking the tree (`Fallback::Adaptive`).\n\n"
@@ -98,6 +103,12 @@ pub fn markdown(suite: &str, cases: &[CaseResult]) -> String {
             cases.iter().map(|c| c.peak_rss_bytes).max().unwrap_or(0) as f64 / (1 << 20) as f64
         );
     }
+    let _ = writeln!(
+        s,
+        "\nHost: core-to-core round trip {:.0} ns before the cases and {:.0} ns after (worst single round trip {:.0} and {:.0} us); \
+         2-thread figures move with it on a shared VM (docs/performance.md).",
+        host.round_trip_ns[0], host.round_trip_ns[1], host.worst_us[0], host.worst_us[1]
+    );
     s.push_str(&super::targets::markdown(cases));
     s
 }
@@ -129,10 +140,10 @@ pub fn svg(suite: &str, cases: &[CaseResult]) -> String {
     s
 }
 
-pub fn write_all(dir: &Path, suite: &str, cases: &[CaseResult]) -> dyng::Result<Vec<PathBuf>> {
+pub fn write_all(dir: &Path, suite: &str, cases: &[CaseResult], host: &Host) -> dyng::Result<Vec<PathBuf>> {
     let files = [
-        (dir.join(format!("{suite}.json")), json(suite, cases)),
-        (dir.join(format!("{suite}.md")), markdown(suite, cases)),
+        (dir.join(format!("{suite}.json")), json(suite, cases, host)),
+        (dir.join(format!("{suite}.md")), markdown(suite, cases, host)),
         (dir.join(format!("{suite}.svg")), svg(suite, cases)),
     ];
     let mut written = Vec::new();
