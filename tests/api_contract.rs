@@ -364,11 +364,13 @@ fn a_long_shortcut_recomputes_before_any_repair() {
 fn invalidation_counts_agree_between_the_top_down_and_bottom_up_walks() {
     use dyng::{sosp_update_arrays, Fallback};
     // Few deletions (the invalidated side is walked to the end first) and deletions of most
-    // tree edges near the source (the valid side ends first and the count is the rest).
-    for (deletions, near_source) in [(30usize, false), (400, true), (3000, false)] {
+    // tree edges near the source (the valid side ends first and the count is the rest). `Never`
+    // walks the invalidated side only (no recompute can follow); `Always` walks both sides.
+    let cases = [(30usize, false), (400, true), (3000, false)];
+    for ((deletions, near_source), policy) in cases.into_iter().flat_map(|c| [(c, Fallback::Never), (c, Fallback::Always)]) {
         for res in [Resources::sequential(), Resources::parallel(2).unwrap()] {
             let mut g = grid_graph(60, 1);
-            let opt = SsspOptions { fallback: Fallback::Never, ..Default::default() };
+            let opt = SsspOptions { fallback: policy, ..Default::default() };
             let mut r = SsspResult::compute(&res, &g, 0, 0, &opt).unwrap();
             let (mut dist, mut parent) = (r.distances().to_vec(), r.parents().to_vec());
             let mut b = Batch::new(1);
@@ -387,7 +389,7 @@ fn invalidation_counts_agree_between_the_top_down_and_bottom_up_walks() {
             let max_w = g.csr().max_weight(0) as i64;
             let delta = trusted_delta(&g);
             let walked = sosp_update_arrays(&res, g.csr(), 0, &from, &to, &b.ins_dst, 0, delta, max_w, &mut dist, &mut parent).unwrap();
-            assert_eq!((trusted.invalidated, trusted.affected), (walked.invalidated, walked.affected), "{deletions} deletions");
+            assert_eq!((trusted.invalidated, trusted.affected), (walked.invalidated, walked.affected), "{deletions} deletions, {policy:?}");
             assert!(trusted.invalidated > 0);
             assert_eq!((r.distances(), r.parents()), (&dist[..], &parent[..]));
         }

@@ -231,11 +231,15 @@ pub(crate) fn update<E: Exec>(
         // when the prediction found them.
         let mut heads = changes.heads.len();
         let mut predicted = false;
+        // Whether a recompute may still follow the exact walk: then the walk also follows the
+        // valid side, to stop early when most of the tree is invalidated.
+        let mut may_recompute = adaptive.is_some();
         if let (Some(a @ Adaptive { predict_share: Some(share), .. }), OldTree::Trusted) = (adaptive, old_tree) {
             let marks = std::array::from_fn(|_| gens.next(ws));
             let p = predict_affected(&run, ws, &changes, dist, parent, marks, a.recompute_at);
             heads = p.improving_heads;
             predicted = p.enough || p.affected >= share;
+            may_recompute = predicted || !p.informative;
             if predicted && !a.exact_count {
                 // The walk that would count the invalidated vertices exactly costs up to half a
                 // recompute when both sides of the cut are large (usroads safe1k: 54K vertices
@@ -253,7 +257,7 @@ pub(crate) fn update<E: Exec>(
         if !changes.from.is_empty() {
             invalidation = match old_tree {
                 OldTree::Trusted => {
-                    let gv = gens.next(ws);
+                    let gv = may_recompute.then(|| gens.next(ws));
                     invalidate_top_down(&run, ws, &changes, dist, parent, g0, gv)
                 }
                 OldTree::Unchecked => Invalidation::Listed(invalidate_bottom_up(&run, ws, &changes, parent, g0)?),
@@ -429,6 +433,8 @@ struct Prediction {
     /// The distinct roots and improving heads alone reached the recompute threshold (the heads
     /// were then not all looked at).
     enough: bool,
+    /// Enough vertices were sampled for `affected` to mean anything.
+    informative: bool,
 }
 
 /// Predicts, before any walk, the share of the reachable vertices a repair must search: those
@@ -527,13 +533,14 @@ fn predict_affected<E: Exec>(
     if reachable < PREDICT_SAMPLES / 4 {
         // Not even `enough` decides here: the heads counted so far, with the exact walk's count
         // of invalidated vertices (the distinct roots at least), still reach the threshold.
-        return Prediction { affected: 0.0, invalidated: 0, improving_heads, enough: false };
+        return Prediction { affected: 0.0, invalidated: 0, improving_heads, enough: false, informative: false };
     }
     Prediction {
         affected: affected as f64 / reachable as f64,
         invalidated: (rooted as f64 / probes as f64 * n as f64).round() as i64,
         improving_heads,
         enough: reached,
+        informative: true,
     }
 }
 
@@ -549,6 +556,11 @@ fn predict_affected<E: Exec>(
 /// invalidated ones are listed only if the caller goes on to repair (`finish_invalidation`).
 /// Either way the work is about twice the smaller side's out-degrees, never a pass over all
 /// vertices but one sequential count of the reachable ones.
+///
+/// Without `gv` only the invalidated side is walked: when no recompute can follow (no adaptive
+/// policy) or the sample has already chosen to repair, every invalidated vertex must be listed
+/// anyway, and the valid walk would only double the work (usroads local 10K: 27,766 invalidated
+/// vertices, and as many valid ones walked beside them).
 fn invalidate_top_down<E: Exec>(
     run: &Run<'_, E>,
     ws: &Workspace,
@@ -556,13 +568,20 @@ fn invalidate_top_down<E: Exec>(
     dist: &[i64],
     parent: &[i32],
     g0: i32,
-    gv: i32,
+    gv: Option<i32>,
 ) -> Invalidation {
     for to in roots(c, parent) {
         if run.exec.claim(&ws.stamp[to], g0) {
             ws.candidates.push(to as i32);
         }
     }
+    let Some(gv) = gv else {
+        let mut at = 0;
+        while at < ws.candidates.len() {
+            at = tree_level(run, ws, &ws.candidates, at, parent, g0, None);
+        }
+        return Invalidation::Listed(at);
+    };
     ws.frontier.clear();
     if dist[run.source] == 0 {
         ws.stamp[run.source].store(gv, Relaxed);
