@@ -576,11 +576,8 @@ fn invalidate_top_down<E: Exec>(
         }
     }
     let Some(gv) = gv else {
-        let mut at = 0;
-        while at < ws.candidates.len() {
-            at = tree_level(run, ws, &ws.candidates, at, parent, g0, None);
-        }
-        return Invalidation::Listed(at);
+        finish_invalidation(run, ws, parent, g0, 0);
+        return Invalidation::Listed(ws.candidates.len());
     };
     ws.frontier.clear();
     if dist[run.source] == 0 {
@@ -622,7 +619,8 @@ impl Invalidation {
     }
 }
 
-/// Lists the rest of the invalidated subtrees after a `Counted` invalidation.
+/// Lists the invalidated subtrees from entry `at` of the candidates on (the rest after a
+/// `Counted` invalidation, or all of them from the roots).
 fn finish_invalidation<E: Exec>(run: &Run<'_, E>, ws: &Workspace, parent: &[i32], g0: i32, mut at: usize) {
     while at < ws.candidates.len() {
         at = tree_level(run, ws, &ws.candidates, at, parent, g0, None);
