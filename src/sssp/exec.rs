@@ -307,9 +307,10 @@ impl Exec for Parallel<'_> {
         // The calling thread is member 0 and wakes size - 1 pool threads: it is running already,
         // so the scheduler puts a woken member on another, idle CPU. A broadcast to all pool
         // threads from a caller that then blocked woke both members of a 2-thread team onto one
-        // CPU in most searches (see `SpinBarrier`). Measured at 2 threads, medians of 21 updates
-        // (broadcast -> caller as member): usroads local 50K 12.6 -> 4.8 ms, safe 1K 9.7 -> 3.8
-        // in a slower phase of the host, bremen safe 50K 4.9 -> 2.1; grid local 10K within 5 %.
+        // CPU in most searches (see `SpinBarrier`). Measured at 2 threads, medians of 21
+        // updates (broadcast and a barrier that always spins -> this): usroads local 50K 12.6 ->
+        // 4.8 ms, safe 1K 9.7 -> 3.8 in a slower phase of the host, bremen safe 50K 4.9 -> 2.1;
+        // grid local 10K within 5 %.
         self.pool.in_place_scope(|scope| {
             for tid in 1..size {
                 scope.spawn(move |_| f(&Team { tid, barrier: Some(barrier) }));
