@@ -78,6 +78,12 @@ impl Graph {
         self.in_edges.get_or_init(|| InEdges::build(&self.csr))
     }
 
+    /// Whether the reverse graph of the current state has been built.
+    #[cfg(test)]
+    pub(crate) fn has_in_edges(&self) -> bool {
+        self.in_edges.get().is_some()
+    }
+
     /// Replaces the state by an updated CSR (same n and K) and bumps the version.
     pub(crate) fn commit(&mut self, csr: Csr) {
         debug_assert_eq!(csr.n(), self.csr.n());

@@ -177,17 +177,18 @@ pub(crate) struct Adaptive {
 }
 
 /// Dynamic update: on entry `dist`/`parent` hold the tree of the old graph, on return the tree of
-/// the updated graph described by `out`/`inn`.
+/// the updated graph described by `out` and the in-edges `inn` gives (asked for only by a
+/// repair, when it pulls: a recompute needs no reverse graph).
 ///
 /// `adaptive`: when to restart the search from the source instead. Only valid for a canonical old
 /// tree: the static search yields the canonical tree, which the update also yields from a
 /// canonical input, so the result is bit-identical either way. Returns the stats and, when a
 /// static solve ran, its expansions.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn update<E: Exec>(
+pub(crate) fn update<'i, E: Exec>(
     exec: &E,
     out: OutView<'_>,
-    inn: InView<'_>,
+    inn: impl FnOnce() -> InView<'i>,
     changes: Changes<'_>,
     source: usize,
     delta: i64,
@@ -294,7 +295,7 @@ pub(crate) fn update<E: Exec>(
             mark_touched(&run, ws);
         }
         let g1 = gens.next(ws);
-        pull(&run, inn, ws, g1);
+        pull(&run, inn(), ws, g1);
         let budget = adaptive.map(|a| a.push_budget);
         let search = near_far(&run, ws, &mut gens, &mut stats, budget, track);
         if search == Search::Abandoned {

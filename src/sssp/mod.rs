@@ -419,7 +419,7 @@ pub fn sosp_update_arrays(
     let (stats, _) = with_exec!(res, |e| engine::update(
         e,
         out_view(graph, objective),
-        in_view(&in_edges, objective),
+        || in_view(&in_edges, objective),
         changes,
         source,
         delta,
