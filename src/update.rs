@@ -236,6 +236,16 @@ enum Prepared {
     Device(crate::cuda::DeviceGraph),
 }
 
+impl Prepared {
+    /// Time spent so far building the host reverse graph (0 for a device graph).
+    fn in_edges_build_ns(&self) -> u64 {
+        match self {
+            Prepared::Host(lazy) => lazy.build_ns.get(),
+            Prepared::Device(_) => 0,
+        }
+    }
+}
+
 /// The reverse graph of the updated CSR, built when a repair first pulls (a recompute never
 /// does: on usroads K = 3 with a 10K-change batch that every objective recomputes, building it
 /// took 2.7-3.3 ms of a 38 ms MOSP update, on the 1000^2 grid 39-69 of 570 ms). Its build time
@@ -289,10 +299,7 @@ impl Ctx<'_> {
             }),
         };
         let started = std::time::Instant::now();
-        let built_before = match self.prepared {
-            Prepared::Host(lazy) => lazy.build_ns.get(),
-            Prepared::Device(_) => 0,
-        };
+        let built_before = self.prepared.in_edges_build_ns();
         let dist = Arc::make_mut(&mut t.dist);
         let parent = Arc::make_mut(&mut t.parent);
         let stats = match (self.prepared, self.res.cuda()) {
@@ -327,10 +334,7 @@ impl Ctx<'_> {
             t.static_pushes = solved;
         }
         // A reverse graph built during this run is preparation (see `LazyInEdges`).
-        let built = match self.prepared {
-            Prepared::Host(lazy) => lazy.build_ns.get() - built_before,
-            Prepared::Device(_) => 0,
-        };
+        let built = self.prepared.in_edges_build_ns() - built_before;
         t.stats = UpdateStats {
             elapsed_ns: (started.elapsed().as_nanos() as u64).saturating_sub(built),
             ..stats
