@@ -12,6 +12,7 @@
 
 use super::exec::{Exec, Team};
 use super::packing::{Packing, PACKED_INF};
+use super::predict::{predict_affected, Question};
 use super::stats::{column_delta, UpdateStats};
 use super::workspace::{Appender, VertexList, Workspace};
 use crate::error::{Error, Result};
@@ -72,7 +73,7 @@ fn atomic_i32(s: &mut [i32]) -> &[AtomicI32] {
 }
 
 #[inline]
-fn is_finite(d: i64) -> bool {
+pub(super) fn is_finite(d: i64) -> bool {
     d < DISTANCE_INF / 2
 }
 
@@ -236,10 +237,10 @@ pub(crate) fn update<'i, E: Exec>(
         // valid side, to stop early when most of the tree is invalidated.
         let mut may_recompute = adaptive.is_some();
         if let (Some(a @ Adaptive { predict_share: Some(share), .. }), OldTree::Trusted) = (adaptive, old_tree) {
-            let marks = std::array::from_fn(|_| gens.next(ws));
-            let p = predict_affected(&run, ws, &changes, dist, parent, marks, a.recompute_at);
+            let q = Question { ws, changes: &changes, source, dist, parent, enough: a.recompute_at, share };
+            let p = predict_affected(&q, &mut gens);
             heads = p.improving_heads;
-            predicted = p.enough || p.affected >= share;
+            predicted = p.recompute(share);
             may_recompute = predicted || !p.informative;
             if predicted && !a.exact_count {
                 // The walk that would count the invalidated vertices exactly costs up to half a
@@ -417,132 +418,6 @@ fn is_shortcut<E: Exec>(run: &Run<'_, E>, ws: &Workspace, c: &Changes<'_>, dist:
 /// tree edge in `parent`.
 fn roots<'a>(c: &'a Changes<'_>, parent: &'a [i32]) -> impl Iterator<Item = usize> + 'a {
     c.from.iter().zip(c.to).filter(|&(&from, &to)| parent[to as usize] == from).map(|(_, &to)| to as usize)
-}
-
-/// Reachable vertices sampled by `predict_affected`.
-const PREDICT_SAMPLES: usize = 64;
-
-/// What `predict_affected` sampled.
-#[derive(Clone, Copy, Debug)]
-struct Prediction {
-    /// Share of the reachable vertices under an invalidation root or an improving insertion head.
-    affected: f64,
-    /// Estimated number of invalidated vertices (under a root).
-    invalidated: i64,
-    /// Insertion heads whose distance the insertion strictly lowers (exact unless `enough`).
-    improving_heads: usize,
-    /// The distinct roots and improving heads alone reached the recompute threshold (the heads
-    /// were then not all looked at).
-    enough: bool,
-    /// Enough vertices were sampled for `affected` to mean anything.
-    informative: bool,
-}
-
-/// Predicts, before any walk, the share of the reachable vertices a repair must search: those
-/// below an invalidation root (the head of a changed tree edge) and those below an insertion head
-/// whose distance the insertion strictly lowers (every old descendant of such a head gets
-/// shorter by as much). Roots and improving heads are pre-marked in their stamps (`marks[4..7]`:
-/// root, head, both). Up to `PREDICT_SAMPLES` reachable vertices, spread over the ids by a
-/// multiplicative hash, walk up the old tree to the source or a vertex an earlier sample resolved;
-/// the path is then resolved top-down (below a root? below a head?) and stamped with one of the
-/// verdicts `marks[0..4]` (index `2 * below_root + below_head`), so later samples stop where
-/// earlier ones passed and each vertex is walked at most once, reading two arrays per step.
-/// Cost: the union of the sampled root paths, a few thousand vertices on the bench's graphs
-/// (0.1 ms on bremen); sampling stops once the walks have passed n/16 vertices.
-///
-/// Every root and improving head is a candidate of the repair itself, so once the distinct roots
-/// and improving heads reach `enough` (the policy's candidate threshold) the decision is made and
-/// the rest of the heads is skipped (marking a 50K-change batch took 0.25 ms of bremen's 2.9 ms
-/// update); the roots are always all marked, for the sample's estimate of `invalidated`.
-#[allow(clippy::too_many_arguments)]
-fn predict_affected<E: Exec>(
-    run: &Run<'_, E>,
-    ws: &Workspace,
-    c: &Changes<'_>,
-    dist: &[i64],
-    parent: &[i32],
-    marks: [i32; 7],
-    enough: usize,
-) -> Prediction {
-    let n = dist.len();
-    let (pre_root, pre_head, pre_both) = (marks[4], marks[5], marks[6]);
-    let mut distinct_roots = 0;
-    for to in roots(c, parent) {
-        let stamp = &ws.stamp[to];
-        if stamp.load(Relaxed) != pre_root {
-            stamp.store(pre_root, Relaxed);
-            distinct_roots += 1;
-        }
-    }
-    let mut improving_heads = 0;
-    let mut reached = distinct_roots >= enough;
-    if let (Some(ins), false) = (c.inserted, reached) {
-        for (i, (&u, &v)) in ins.from.iter().zip(c.heads).enumerate() {
-            if distinct_roots + improving_heads >= enough {
-                reached = true;
-                break;
-            }
-            let (du, dv) = (dist[u as usize], dist[v as usize]);
-            let w = ins.weights[i * ins.stride + ins.column] as i64;
-            if is_finite(du) && (!is_finite(dv) || du + w < dv) {
-                let stamp = &ws.stamp[v as usize];
-                let s = stamp.load(Relaxed);
-                if s != pre_head && s != pre_both {
-                    improving_heads += 1;
-                    stamp.store(if s == pre_root { pre_both } else { pre_head }, Relaxed);
-                }
-            }
-        }
-    }
-    let verdict_of = |stamp: i32| marks[..4].iter().position(|&m| m == stamp);
-    ws.stamp[run.source].store(marks[0], Relaxed);
-    let path = &ws.frontier;
-    let (mut probes, mut reachable, mut rooted, mut affected, mut steps) = (0usize, 0usize, 0usize, 0usize, 0usize);
-    while reachable < PREDICT_SAMPLES && probes < 4 * PREDICT_SAMPLES && steps <= n / 16 {
-        // Fibonacci hashing spreads consecutive probes over the whole id range.
-        let v = ((probes as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11) as usize % n;
-        probes += 1;
-        if !is_finite(dist[v]) {
-            continue;
-        }
-        reachable += 1;
-        path.clear();
-        let mut x = v;
-        let mut verdict = loop {
-            if let Some(known) = verdict_of(ws.stamp[x].load(Relaxed)) {
-                break known;
-            }
-            path.push(x as i32);
-            match parent[x] {
-                p if p < 0 => break 0,
-                p => x = p as usize,
-            }
-        };
-        steps += path.len();
-        for i in (0..path.len()).rev() {
-            let stamp = &ws.stamp[path.get(i) as usize];
-            let s = stamp.load(Relaxed);
-            verdict |= if s == pre_both { 3 } else if s == pre_root { 2 } else { (s == pre_head) as usize };
-            stamp.store(marks[verdict], Relaxed);
-        }
-        rooted += verdict >> 1;
-        affected += (verdict != 0) as usize;
-    }
-    path.clear();
-    // Too few samples (most vertices unreachable, or a tree so deep that the walks hit the step
-    // bound first) predict nothing: the exact walk decides.
-    if reachable < PREDICT_SAMPLES / 4 {
-        // Not even `enough` decides here: the heads counted so far, with the exact walk's count
-        // of invalidated vertices (the distinct roots at least), still reach the threshold.
-        return Prediction { affected: 0.0, invalidated: 0, improving_heads, enough: false, informative: false };
-    }
-    Prediction {
-        affected: affected as f64 / reachable as f64,
-        invalidated: (rooted as f64 / probes as f64 * n as f64).round() as i64,
-        improving_heads,
-        enough: reached,
-        informative: true,
-    }
 }
 
 /// Top-down invalidation of a trusted tree. The invalidated vertices are the roots (heads of
@@ -1086,11 +961,11 @@ fn next_generation_in_team(ws: &Workspace, team: &Team<'_>, g: i32) -> i32 {
 }
 
 /// The stamp generation counter of one run (written back to the workspace at the end).
-struct Generations(i32);
+pub(super) struct Generations(pub(super) i32);
 
 impl Generations {
     /// The next generation; stamps are reset when the counter would overflow.
-    fn next(&mut self, ws: &Workspace) -> i32 {
+    pub(super) fn next(&mut self, ws: &Workspace) -> i32 {
         if self.0 == i32::MAX {
             for s in &ws.stamp {
                 s.store(0, Relaxed);
@@ -1322,55 +1197,4 @@ fn unpack<E: Exec>(
     });
     gens.0 = 0;
     changed.into_inner()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::sssp::exec::Sequential;
-
-    /// Row offsets, heads, weights, distances and parents.
-    type Star = (Vec<i32>, Vec<i32>, Vec<i32>, Vec<i64>, Vec<i32>);
-
-    /// A star: 0 -> v (weight 10) for every other vertex; the tree is the star itself.
-    fn star(n: usize) -> Star {
-        let row_ptr = [0].into_iter().chain(std::iter::repeat(n as i32 - 1).take(n)).collect();
-        let col = (1..n as i32).collect();
-        let w = vec![10; n - 1];
-        let dist = (0..n).map(|v| if v == 0 { 0 } else { 10 }).collect();
-        let parent = (0..n).map(|v| if v == 0 { -1 } else { 0 }).collect();
-        (row_ptr, col, w, dist, parent)
-    }
-
-    fn predict_star(heads: usize, enough: usize) -> Prediction {
-        let n = 2000;
-        let (row_ptr, col, w, dist, parent) = star(n);
-        let out = OutView { row_ptr: &row_ptr, col: &col, w: &w };
-        let mut ws = Workspace::new();
-        let (run, _) = Run::prepare(&Sequential, out, 0, 10, 10, &mut ws).unwrap();
-        // Insertions 0 -> v of weight 1 shorten every head v from 10 to 1.
-        let from = vec![0; heads];
-        let to: Vec<i32> = (1..=heads as i32).collect();
-        let weights = vec![1; heads];
-        let changes = Changes {
-            from: &[],
-            to: &[],
-            heads: &to,
-            inserted: Some(Inserted { from: &from, weights: &weights, stride: 1, column: 0 }),
-        };
-        let mut gens = Generations(0);
-        let marks = std::array::from_fn(|_| gens.next(&ws));
-        predict_affected(&run, &ws, &changes, &dist, &parent, marks, enough)
-    }
-
-    #[test]
-    fn marking_stops_once_the_roots_and_improving_heads_reach_the_threshold() {
-        let p = predict_star(1000, 300);
-        assert!(p.enough);
-        assert_eq!(p.improving_heads, 300, "the remaining heads are not looked at");
-        let p = predict_star(1000, 5000);
-        assert!(!p.enough);
-        assert_eq!(p.improving_heads, 1000);
-        assert!(p.affected > 0.3 && p.affected < 0.7, "1000 of 1999 leaves improve: {}", p.affected);
-    }
 }

@@ -8,6 +8,7 @@
 pub(crate) mod engine;
 pub(crate) mod exec;
 pub mod packing;
+mod predict;
 pub mod stats;
 pub(crate) mod validate;
 pub mod workspace;
