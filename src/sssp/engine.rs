@@ -236,9 +236,23 @@ pub(crate) fn update<'i, E: Exec>(
         // Whether a recompute may still follow the exact walk: then the walk also follows the
         // valid side, to stop early when most of the tree is invalidated.
         let mut may_recompute = adaptive.is_some();
+        // Whether the prediction judged the batch, the shortcut rule included.
+        let mut judged = false;
         if let (Some(a @ Adaptive { predict_share: Some(share), .. }), OldTree::Trusted) = (adaptive, old_tree) {
-            let q = Question { ws, changes: &changes, source, dist, parent, enough: a.recompute_at, share };
+            let largest = || largest_distance(exec, dist);
+            let q = Question {
+                ws,
+                changes: &changes,
+                source,
+                dist,
+                parent,
+                enough: a.recompute_at,
+                share,
+                shortcut: a.shortcut,
+                largest: &largest,
+            };
             let p = predict_affected(&q, &mut gens);
+            judged = true;
             heads = p.improving_heads;
             predicted = p.recompute(share);
             may_recompute = predicted || !p.informative;
@@ -273,7 +287,7 @@ pub(crate) fn update<'i, E: Exec>(
         if let Invalidation::Counted { listed_up_to, .. } = invalidation {
             finish_invalidation(&run, ws, parent, g0, listed_up_to);
         }
-        if let Some(share) = adaptive.and_then(|a| a.shortcut) {
+        if let (Some(share), false) = (adaptive.and_then(|a| a.shortcut), judged) {
             if is_shortcut(&run, ws, &changes, dist, g0, share) {
                 return Ok(recompute(&mut stats, &mut gens, dist, parent));
             }
@@ -393,25 +407,34 @@ fn pack_old_tree<E: Exec>(
     }
 }
 
-/// True when some inserted edge `u -> v` shortens `v`'s old distance by more than `share` of the
-/// largest old distance (from a tail `u` that keeps its distance: not invalidated, stamp `g0`).
-/// Such a shortcut reroutes most of the graph behind `v`: on the road networks and grids of
-/// `dyng bench`, batches with drops above 0.5 of it changed 65-95 % of all distances, and the
-/// local batches (drops of 0.14-0.27) 26-30 %.
+/// The shortcut rule after the walk, for trees the prediction does not judge (caller arrays):
+/// some insertion `u -> v` shortens `v`'s old distance by more than `share` of the largest old
+/// distance, from a tail `u` that keeps its distance (not invalidated: stamp `g0`).
 fn is_shortcut<E: Exec>(run: &Run<'_, E>, ws: &Workspace, c: &Changes<'_>, dist: &[i64], g0: i32, share: f64) -> bool {
-    let Some(ins) = c.inserted else { return false };
-    let mut drop = 0i64;
-    for (i, (&u, &v)) in ins.from.iter().zip(c.heads).enumerate() {
-        let (du, dv) = (dist[u as usize], dist[v as usize]);
-        if is_finite(du) && is_finite(dv) && ws.stamp[u as usize].load(Relaxed) != g0 {
-            drop = drop.max(dv - du - ins.weights[i * ins.stride + ins.column] as i64);
-        }
+    match drops(c, dist).filter(|&(u, _)| ws.stamp[u].load(Relaxed) != g0).map(|(_, d)| d).max() {
+        Some(drop) if drop > 0 => drop as f64 > share * largest_distance(run.exec, dist) as f64,
+        _ => false,
     }
-    if drop <= 0 {
-        return false;
-    }
-    let largest = run.exec.max_over(dist.len(), |v| if is_finite(dist[v]) { dist[v] as u64 } else { 0 });
-    drop as f64 > share * largest as f64
+}
+
+/// The tail and the drop `dist[v] - dist[u] - w` of every insertion `u -> v` (weight `w`)
+/// between reachable vertices, for the shortcut rule. A large drop reroutes most of the graph
+/// behind `v`: on the road networks and grids of `dyng bench`, batches with drops above 0.5 of
+/// the largest distance changed 65-95 % of all distances, and the local batches (drops of
+/// 0.14-0.27) 26-30 %.
+pub(super) fn drops<'a>(c: &'a Changes<'_>, dist: &'a [i64]) -> impl Iterator<Item = (usize, i64)> + 'a {
+    c.inserted.into_iter().flat_map(move |ins| {
+        ins.from.iter().zip(c.heads).enumerate().filter_map(move |(i, (&u, &v))| {
+            let (du, dv) = (dist[u as usize], dist[v as usize]);
+            let w = ins.weights[i * ins.stride + ins.column] as i64;
+            (is_finite(du) && is_finite(dv)).then_some((u as usize, dv - du - w))
+        })
+    })
+}
+
+/// The largest finite distance of `dist`.
+fn largest_distance<E: Exec>(exec: &E, dist: &[i64]) -> i64 {
+    exec.max_over(dist.len(), |v| if is_finite(dist[v]) { dist[v] as u64 } else { 0 }) as i64
 }
 
 /// The invalidation roots of a change list, with repeats: heads of changed edges that were their
