@@ -80,7 +80,9 @@
  * the vertices invalidated or improved once counted, an insertion shortening a distance by over
  * 40 % of the largest, or a repair outgrowing the tree's last static solve); canonical trees of
  * graphs with at least 4096 vertices only; results are bit-identical either way. When the
- * sample decides, `invalidated` in the stats is the sample's estimate.
+ * sample or the shortcut rule decides before any walk, `invalidated` in the stats is the
+ * sample's estimate (a lower bound when a batch with more than n/8 changes was judged on a
+ * subset of them).
  */
 #define DYNG_FALLBACK_ADAPTIVE 0
 

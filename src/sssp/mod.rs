@@ -87,8 +87,11 @@ pub enum Fallback {
     /// during the repair, once it has expanded as many vertices as the tree's last static solve
     /// did. Graphs below [`ADAPTIVE_MIN_VERTICES`] always update.
     ///
-    /// When the sample decides, the exact walk does not run and `UpdateStats::invalidated` is
-    /// the sample's estimate.
+    /// The shortcut rule too is checked before any walk, for a result's own tree. When the
+    /// sample or the rule decides, the exact walk does not run and `UpdateStats::invalidated` is
+    /// the sample's estimate: from 32 to 64 vertices, and for a batch with more than n/8
+    /// changes possibly from an even subset of its changes (then it counts the vertices below
+    /// that subset's roots only, a lower bound: bremen safe 50K reads 24K of 33K).
     #[default]
     Adaptive,
     /// As `Adaptive`, but the invalidated subtrees are always walked, so that

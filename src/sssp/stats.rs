@@ -9,7 +9,8 @@
 pub struct UpdateStats {
     /// Vertices whose old tree path contained a root (a deleted or heavier tree edge). When the
     /// adaptive update chose to recompute from its sample, before walking the tree, this is the
-    /// sample's estimate (`fallback_used` is then true; see `Fallback::Adaptive`).
+    /// sample's estimate, a lower bound when a subset of a large batch decided (`fallback_used`
+    /// is then true; see `Fallback::Adaptive`).
     pub invalidated: i64,
     /// Vertices whose distance or parent changed.
     pub affected: i64,
