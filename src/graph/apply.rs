@@ -57,10 +57,9 @@ struct ChangedRows {
 }
 
 impl ChangedRows {
-    /// Builds one array of the updated graph: spans of unchanged rows are copied from `old`
-    /// (indexed like the old edges), changed rows take `pick(entry)`.
-    fn assemble<T: Copy>(&self, g: &Csr, old: &[T], new_m: usize, pick: impl Fn(&(i32, Slot)) -> T) -> Vec<T> {
-        let mut out = Vec::with_capacity(new_m);
+    /// Appends one array of the updated graph to `out`: spans of unchanged rows are copied from
+    /// `old` (indexed like the old edges), changed rows take `pick(entry)`.
+    fn assemble<T: Copy>(&self, g: &Csr, old: &[T], out: &mut Vec<T>, pick: impl Fn(&(i32, Slot)) -> T) {
         let mut next_row = 0;
         for c in &self.rows {
             out.extend_from_slice(&old[g.row_ptr()[next_row] as usize..g.row_ptr()[c.row] as usize]);
@@ -68,7 +67,6 @@ impl ChangedRows {
             next_row = c.row + 1;
         }
         out.extend_from_slice(&old[g.row_ptr()[next_row] as usize..]);
-        out
     }
 }
 
@@ -117,13 +115,16 @@ pub fn apply_batch(g: &Csr, batch: &BatchView<'_>) -> Result<Applied> {
         row_ptr.push(total as i32);
     }
 
-    let col_ind = changed.assemble(g, g.col_ind(), total, |&(v, _)| v);
+    let mut col_ind = Vec::with_capacity(total);
+    changed.assemble(g, g.col_ind(), &mut col_ind, |&(v, _)| v);
+    // Each column is appended in place: assembling it apart and copying it in cost a second
+    // graph-sized write and an allocation per column.
     let mut weights = Vec::with_capacity(total * k);
     for j in 0..k {
-        weights.extend(changed.assemble(g, g.column(j), total, |&(_, slot)| match slot {
+        changed.assemble(g, g.column(j), &mut weights, |&(_, slot)| match slot {
             Slot::Original(f) => g.column(j)[f],
             Slot::Insertion(i) => batch.ins_weights[i * k + j],
-        }));
+        });
     }
     Ok(Applied {
         csr: Csr::from_parts_unchecked(n, k, row_ptr, col_ind, weights),
