@@ -26,6 +26,8 @@ enum Slot {
 }
 
 /// Groups change indices by tail vertex, keeping batch order inside a row (a counting sort).
+/// `start[u]` serves as row `u`'s cursor while placing, which leaves it at row `u + 1`'s start;
+/// one shift restores it (a separate cursor array was another n-sized allocation per apply).
 fn group_by_tail(n: usize, tails: &[i32]) -> (Vec<u32>, Vec<u32>) {
     let mut start = vec![0u32; n + 1];
     for &u in tails {
@@ -34,12 +36,14 @@ fn group_by_tail(n: usize, tails: &[i32]) -> (Vec<u32>, Vec<u32>) {
     for u in 0..n {
         start[u + 1] += start[u];
     }
-    let mut cursor = start.clone();
     let mut order = vec![0u32; tails.len()];
     for (i, &u) in tails.iter().enumerate() {
-        order[cursor[u as usize] as usize] = i as u32;
-        cursor[u as usize] += 1;
+        let slot = &mut start[u as usize];
+        order[*slot as usize] = i as u32;
+        *slot += 1;
     }
+    start.copy_within(0..n, 1);
+    start[0] = 0;
     (start, order)
 }
 
