@@ -163,8 +163,9 @@ pub(crate) enum OldTree {
 pub(crate) struct Adaptive {
     /// Candidates (invalidated vertices plus insertion heads) from which to recompute at once.
     pub recompute_at: usize,
-    /// Recompute when, after the pull, some vertex's distance dropped by more than this share of
-    /// the largest old distance.
+    /// Recompute when some insertion lowers a distance by more than this share of the largest
+    /// old distance, from a tail that keeps its distance. Checked by the prediction, so only
+    /// with `predict_share` and for a result's own tree (`OldTree::Trusted`).
     pub shortcut: Option<f64>,
     /// Expansions after which a repair is abandoned for a recompute.
     pub push_budget: i64,
@@ -236,8 +237,6 @@ pub(crate) fn update<'i, E: Exec>(
         // Whether a recompute may still follow the exact walk: then the walk also follows the
         // valid side, to stop early when most of the tree is invalidated.
         let mut may_recompute = adaptive.is_some();
-        // Whether the prediction judged the batch, the shortcut rule included.
-        let mut judged = false;
         if let (Some(a @ Adaptive { predict_share: Some(share), .. }), OldTree::Trusted) = (adaptive, old_tree) {
             let largest = || largest_distance(exec, dist);
             let q = Question {
@@ -252,7 +251,6 @@ pub(crate) fn update<'i, E: Exec>(
                 largest: &largest,
             };
             let p = predict_affected(&q, &mut gens);
-            judged = true;
             heads = p.improving_heads;
             predicted = p.recompute(share);
             may_recompute = predicted || !p.informative;
@@ -286,11 +284,6 @@ pub(crate) fn update<'i, E: Exec>(
         }
         if let Invalidation::Counted { listed_up_to, .. } = invalidation {
             finish_invalidation(&run, ws, parent, g0, listed_up_to);
-        }
-        if let (Some(share), false) = (adaptive.and_then(|a| a.shortcut), judged) {
-            if is_shortcut(&run, ws, &changes, dist, g0, share) {
-                return Ok(recompute(&mut stats, &mut gens, dist, parent));
-            }
         }
         // The sequential reference takes the invalidated vertices in ascending id order (its
         // counters depend on it): the packing pass, which visits every vertex in order anyway,
@@ -405,31 +398,6 @@ fn pack_old_tree<E: Exec>(
             dist[v], parent[v], p.bound, dist.len()
         ))),
     }
-}
-
-/// The shortcut rule after the walk, for trees the prediction does not judge (caller arrays):
-/// some insertion `u -> v` shortens `v`'s old distance by more than `share` of the largest old
-/// distance, from a tail `u` that keeps its distance (not invalidated: stamp `g0`).
-fn is_shortcut<E: Exec>(run: &Run<'_, E>, ws: &Workspace, c: &Changes<'_>, dist: &[i64], g0: i32, share: f64) -> bool {
-    match drops(c, dist).filter(|&(u, _)| ws.stamp[u].load(Relaxed) != g0).map(|(_, d)| d).max() {
-        Some(drop) if drop > 0 => drop as f64 > share * largest_distance(run.exec, dist) as f64,
-        _ => false,
-    }
-}
-
-/// The tail and the drop `dist[v] - dist[u] - w` of every insertion `u -> v` (weight `w`)
-/// between reachable vertices, for the shortcut rule. A large drop reroutes most of the graph
-/// behind `v`: on the road networks and grids of `dyng bench`, batches with drops above 0.5 of
-/// the largest distance changed 65-95 % of all distances, and the local batches (drops of
-/// 0.14-0.27) 26-30 %.
-pub(super) fn drops<'a>(c: &'a Changes<'_>, dist: &'a [i64]) -> impl Iterator<Item = (usize, i64)> + 'a {
-    c.inserted.into_iter().flat_map(move |ins| {
-        ins.from.iter().zip(c.heads).enumerate().filter_map(move |(i, (&u, &v))| {
-            let (du, dv) = (dist[u as usize], dist[v as usize]);
-            let w = ins.weights[i * ins.stride + ins.column] as i64;
-            (is_finite(du) && is_finite(dv)).then_some((u as usize, dv - du - w))
-        })
-    })
 }
 
 /// The largest finite distance of `dist`.
