@@ -10,6 +10,7 @@
 //! invalidate their subtrees (detecting parent cycles); add insertion heads; pull every candidate's
 //! best in-edge; propagate with near/far piles; unpack.
 
+use super::buckets::{bucket_search, ring_size};
 use super::exec::{Exec, Team};
 use super::packing::{Packing, PACKED_INF};
 use super::predict::{predict_affected, Question};
@@ -78,12 +79,14 @@ pub(super) fn is_finite(d: i64) -> bool {
 }
 
 /// The parameters shared by the steps of one run.
-struct Run<'a, E: Exec> {
-    exec: &'a E,
-    out: OutView<'a>,
-    source: usize,
+pub(super) struct Run<'a, E: Exec> {
+    pub(super) exec: &'a E,
+    pub(super) out: OutView<'a>,
+    pub(super) source: usize,
     delta: u64,
-    packing: Packing,
+    /// Every weight of the run's graph is at most this.
+    max_weight: u64,
+    pub(super) packing: Packing,
 }
 
 impl<'a, E: Exec> Run<'a, E> {
@@ -104,7 +107,8 @@ impl<'a, E: Exec> Run<'a, E> {
             ..Default::default()
         };
         let delta = delta as u64;
-        Ok((Run { exec, out, source, delta, packing }, stats))
+        let max_weight = max_weight.max(1) as u64;
+        Ok((Run { exec, out, source, delta, max_weight, packing }, stats))
     }
 }
 
@@ -570,7 +574,7 @@ fn clear_touched<E: Exec>(run: &Run<'_, E>, ws: &Workspace) {
 
 /// Flags `v` touched and lists it, once.
 #[inline]
-fn touch<E: Exec>(run: &Run<'_, E>, ws: &Workspace, v: usize, touched: &mut Appender<'_>) {
+pub(super) fn touch<E: Exec>(run: &Run<'_, E>, ws: &Workspace, v: usize, touched: &mut Appender<'_>) {
     if ws.state[v].load(Relaxed) == UNKNOWN && run.exec.set_flag(&ws.state[v]) == UNKNOWN {
         touched.push(v as i32);
     }
@@ -695,7 +699,7 @@ fn min_distance<E: Exec>(run: &Run<'_, E>, ws: &Workspace, list: &VertexList) ->
 /// exactly the original single-threaded schedule.
 /// How a near-far search ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Search {
+pub(super) enum Search {
     Finished,
     /// Stopped when its expansions exceeded the budget; the far flags are cleared again.
     Abandoned,
@@ -711,6 +715,18 @@ fn near_far<E: Exec>(
 ) -> Search {
     if ws.frontier.is_empty() {
         return Search::Finished;
+    }
+    let n = run.out.row_ptr.len() - 1;
+    let mut push_budget = push_budget;
+    if run.exec.bucket_queue(n) {
+        if let Some(b) = ring_size(n, run.max_weight) {
+            let before = stats.pushes;
+            if let Some(end) = bucket_search(run, ws, b, stats, push_budget, track) {
+                return end;
+            }
+            // Near-far finishes from the queued vertices, within what is left of the budget.
+            push_budget = push_budget.map(|p| p - (stats.pushes - before));
+        }
     }
     let threshold = min_distance(run, ws, &ws.frontier).unwrap_or(0).saturating_add(run.delta);
     let g = gens.next(ws);
@@ -736,7 +752,6 @@ fn near_far<E: Exec>(
         far_is_second: false,
         near_len: ws.near_a.len(),
     };
-    let n = run.out.row_ptr.len() - 1;
     run.exec.team(n, |team| team_near_far(run, ws, team, &shared, start, track));
     let end = shared
         .outcome

@@ -38,6 +38,10 @@ pub(crate) trait Exec: Sync {
     /// Runs `f` on every member of a team at the same time (one member when sequential, or
     /// when the graph has fewer than [`TEAM_MIN_VERTICES`] vertices: `n`).
     fn team<F: Fn(&Team<'_>) + Sync>(&self, n: usize, f: F);
+    /// True when a search of `n` vertices may run the one-member bucket queue
+    /// (`buckets.rs`): its team would have one member, and the executor is not the reference,
+    /// whose counters follow the originals' near-far schedule.
+    fn bucket_queue(&self, n: usize) -> bool;
 }
 
 /// A member of a team: its index and the barrier the members meet at.
@@ -203,6 +207,9 @@ impl Exec for Sequential {
             barrier: None,
         })
     }
+    fn bucket_queue(&self, _n: usize) -> bool {
+        false
+    }
 }
 
 /// The rayon executor on a pool owned by a `Resources` handle. Engine runs call it from outside
@@ -295,6 +302,9 @@ impl Exec for Parallel<'_> {
                 .min()
                 .unwrap_or(u64::MAX)
         })
+    }
+    fn bucket_queue(&self, n: usize) -> bool {
+        self.pool.current_num_threads() == 1 || n < TEAM_MIN_VERTICES
     }
     fn team<F: Fn(&Team<'_>) + Sync>(&self, n: usize, f: F) {
         let size = self.pool.current_num_threads();

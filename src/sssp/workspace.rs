@@ -57,6 +57,12 @@ impl VertexList {
         self.extend(&[v]);
     }
 
+    /// Every slot, whatever the length: scratch arrays of n entries for a search that does not
+    /// use the list as a list (`buckets.rs`).
+    pub(crate) fn slots(&self) -> &[AtomicI32] {
+        &self.slots
+    }
+
     /// The current content (for tests and diagnostics).
     pub fn to_vec(&self) -> Vec<i32> {
         (0..self.len()).map(|i| self.get(i)).collect()
