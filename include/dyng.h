@@ -502,7 +502,8 @@ typedef struct dyng_update_stats_t {
    */
   int64_t affected;
   /**
-   * Push rounds over a non-empty near list.
+   * Push rounds over a non-empty near list (bucket queue of a one-thread parallel run:
+   * distances expanded).
    */
   int64_t iterations;
   /**

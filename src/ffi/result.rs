@@ -58,7 +58,8 @@ pub struct dyng_update_stats_t {
     pub invalidated: i64,
     /// Vertices whose distance or parent changed.
     pub affected: i64,
-    /// Push rounds over a non-empty near list.
+    /// Push rounds over a non-empty near list (bucket queue of a one-thread parallel run:
+    /// distances expanded).
     pub iterations: i64,
     /// Far-pile threshold raises.
     pub epochs: i64,

@@ -3,8 +3,9 @@
 /// What one SSSP update (or static solve) did.
 ///
 /// `invalidated`, `affected` and `packed_parents` are deterministic; `iterations`, `epochs` and
-/// `pushes` depend on the schedule when more than one thread runs (they are reproducible with the
-/// sequential engine).
+/// `pushes` depend on the schedule (they reproduce the originals' with the sequential engine; a
+/// one-thread parallel engine runs a bucket queue, whose `iterations` count the distances it
+/// expanded, with no epochs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct UpdateStats {
     /// Vertices whose old tree path contained a root (a deleted or heavier tree edge). When the
@@ -14,7 +15,7 @@ pub struct UpdateStats {
     pub invalidated: i64,
     /// Vertices whose distance or parent changed.
     pub affected: i64,
-    /// Push rounds over a non-empty near list.
+    /// Push rounds over a non-empty near list (bucket queue: distances expanded).
     pub iterations: i64,
     /// Far-pile threshold raises.
     pub epochs: i64,
