@@ -45,7 +45,10 @@ const NONE: i32 = -1;
 /// largest power of two whose append positions and bitmap fit in one list of n slots, if it
 /// exceeds the largest weight.
 pub(super) fn ring_size(n: usize, max_weight: u64) -> Option<usize> {
-    let fits = |b: usize| b + bitmap_words(b).0 + bitmap_words(b).1 <= n;
+    let fits = |b: usize| {
+        let (words, words1) = bitmap_words(b);
+        b + words + words1 <= n
+    };
     let mut b = 1usize << (usize::BITS - 1 - n.max(1).leading_zeros());
     while b > 1 && !fits(b) {
         b /= 2;
@@ -366,12 +369,12 @@ pub(super) fn bucket_search<E: Exec>(
 /// pool position `rest.0` on, and those of every other bucket. A vertex's live entry is the one
 /// in the bucket of its distance, so each is listed once.
 fn hand_over(ring: &Ring<'_>, ws: &Workspace, p: Packing, rest: (usize, usize), at: usize, d: u64) {
-    let p_dist = |v: usize, want: u64| p.dist(ws.packed[v].load(Relaxed)) == want;
+    let live = |v: usize, bucket_distance: u64| p.dist(ws.packed[v].load(Relaxed)) == bucket_distance;
     let frontier = &ws.frontier;
     frontier.clear();
     let mut out = Appender::new(frontier);
     for v in ring.entries(rest.0, rest.1) {
-        if p_dist(v, d) {
+        if live(v, d) {
             out.push(v as i32);
         }
     }
@@ -380,7 +383,7 @@ fn hand_over(ring: &Ring<'_>, ws: &Workspace, p: Packing, rest: (usize, usize), 
         let bd = d + (b.wrapping_sub(at) & ring.mask) as u64;
         let start = ring.first[b].load(Relaxed) as usize * BLOCK;
         for v in ring.entries(start, ring.tail[b].load(Relaxed) as usize) {
-            if p_dist(v, bd) {
+            if live(v, bd) {
                 out.push(v as i32);
             }
         }

@@ -84,8 +84,6 @@ pub(super) struct Run<'a, E: Exec> {
     pub(super) out: OutView<'a>,
     pub(super) source: usize,
     delta: u64,
-    /// Every weight of the run's graph is at most this.
-    max_weight: u64,
     pub(super) packing: Packing,
 }
 
@@ -107,8 +105,7 @@ impl<'a, E: Exec> Run<'a, E> {
             ..Default::default()
         };
         let delta = delta as u64;
-        let max_weight = max_weight.max(1) as u64;
-        Ok((Run { exec, out, source, delta, max_weight, packing }, stats))
+        Ok((Run { exec, out, source, delta, packing }, stats))
     }
 }
 
@@ -719,7 +716,7 @@ fn near_far<E: Exec>(
     let n = run.out.row_ptr.len() - 1;
     let mut push_budget = push_budget;
     if run.exec.bucket_queue(n) {
-        if let Some(b) = ring_size(n, run.max_weight) {
+        if let Some(b) = ring_size(n, run.packing.max_weight()) {
             let before = stats.pushes;
             if let Some(end) = bucket_search(run, ws, b, stats, push_budget, track) {
                 return end;

@@ -239,6 +239,12 @@ impl Parallel<'_> {
     fn inline(&self, len: usize) -> bool {
         len < INLINE_BELOW || self.pool.current_num_threads() == 1
     }
+
+    /// True when a team for a search of `n` vertices has one member: the pool has one thread,
+    /// or the graph is below [`TEAM_MIN_VERTICES`].
+    fn one_member(&self, n: usize) -> bool {
+        self.pool.current_num_threads() == 1 || n < TEAM_MIN_VERTICES
+    }
 }
 
 impl Exec for Parallel<'_> {
@@ -304,11 +310,11 @@ impl Exec for Parallel<'_> {
         })
     }
     fn bucket_queue(&self, n: usize) -> bool {
-        self.pool.current_num_threads() == 1 || n < TEAM_MIN_VERTICES
+        self.one_member(n)
     }
     fn team<F: Fn(&Team<'_>) + Sync>(&self, n: usize, f: F) {
         let size = self.pool.current_num_threads();
-        if size == 1 || n < TEAM_MIN_VERTICES {
+        if self.one_member(n) {
             return Sequential.team(n, f);
         }
         let _serial = self.team_lock.lock();

@@ -65,6 +65,12 @@ impl Packing {
         })
     }
 
+    /// The weight bound the packing was chosen for (at least 1).
+    #[inline]
+    pub fn max_weight(&self) -> u64 {
+        self.max_candidate - self.bound
+    }
+
     /// True when parents travel in the word.
     #[inline]
     pub fn packed_parents(&self) -> bool {
