@@ -189,41 +189,113 @@ struct Sampled {
     deepest: i64,
 }
 
+/// Walks the sample climbs at once. A walk is a chain of dependent loads (each parent read
+/// gives the next address), one cache miss per step on a cold tree; independent walks stepped
+/// in turn let the CPU overlap their misses. On usroads the 32-64 walks of a sample were
+/// 3-4.5K steps of 25-85 ns each, the first a 389-vertex path from the source.
+const LANES: usize = 8;
+
 /// Up to `samples` reachable vertices, spread over the ids by a multiplicative hash, walk
 /// up the old tree to the source or a vertex an earlier sample resolved; the path is then
-/// resolved top-down (below a root? below a head?) and stamped with one of the verdicts
-/// `marks[0..4]` (index `2 * below_root + below_head`), so later samples stop where earlier ones
-/// passed and each vertex is walked at most once, reading two arrays per step. Cost: the union of
-/// the sampled paths, a few thousand vertices on the bench's graphs (0.03 ms on bremen, 0.06 ms on
+/// resolved (below a root? below a head?) and stamped with one of the verdicts `marks[0..4]`
+/// (index `2 * below_root + below_head`), so later samples stop where earlier ones passed and
+/// each vertex is resolved at most once, reading two arrays per step. Cost: the union of the
+/// sampled paths, a few thousand vertices on the bench's graphs (0.03 ms on bremen, 0.06 ms on
 /// usroads); sampling stops once the walks have passed n/16 vertices, and once half the samples
 /// are taken and `need` of them are affected: the share over all of them would reach
 /// `need / PREDICT_SAMPLES` whatever the rest found.
+///
+/// The walks climb [`LANES`] at a time (`Verdicts::climb`, which writes nothing), then settle
+/// one by one in probe order (`Verdicts::settle`), so every count and stopping rule is that of
+/// walking them one after the other.
 fn sample(q: &Question<'_>, marks: &Verdicts, need: usize, samples: usize) -> Sampled {
     let n = q.dist.len();
     let (mut probes, mut reachable, mut rooted, mut affected, mut steps) = (0usize, 0usize, 0usize, 0usize, 0usize);
     let mut deepest = 0;
+    // The climbs of the next reachable probes, made together.
+    let mut group = [(0usize, Climb::default()); LANES];
+    let (mut next, mut filled) = (0, 0);
     while reachable < samples && probes < 4 * samples && steps <= n / 16 {
         if affected >= need && reachable >= PREDICT_SAMPLES / 2 {
             break;
         }
-        // The golden-ratio sequence frac(i * phi), scaled to the id range, spreads consecutive
-        // probes evenly over it (the first 64 probes leave no gap above 2.5 % of the ids). The
-        // high bits are scaled, not reduced mod n: a residue mod n of the same products is an
-        // arithmetic progression, which put 6 of 64 probes in the top quarter of 4000 ids.
-        let frac = (probes as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
-        let v = ((frac * n as u64) >> 32) as usize;
+        let v = probe(probes, n);
         probes += 1;
         if !is_finite(q.dist[v]) {
             continue;
         }
         reachable += 1;
         deepest = deepest.max(q.dist[v]);
-        let (verdict, walked) = marks.resolve(q, v);
-        steps += walked;
+        if next == filled {
+            // `v` and the reachable probes after it, no more than the samples left.
+            let mut starts = [v; LANES];
+            let (mut k, mut ahead) = (1, probes);
+            while k < LANES && reachable + k <= samples && ahead < 4 * samples {
+                let u = probe(ahead, n);
+                ahead += 1;
+                if is_finite(q.dist[u]) {
+                    starts[k] = u;
+                    k += 1;
+                }
+            }
+            let mut climbs = [Climb::default(); LANES];
+            marks.climb(q, &starts[..k], &mut climbs[..k]);
+            for i in 0..k {
+                group[i] = (starts[i], climbs[i]);
+            }
+            (next, filled) = (0, k);
+        }
+        let (start, climb) = group[next];
+        next += 1;
+        debug_assert_eq!(start, v);
+        steps += marks.settle(q, v, climb);
+        let verdict = climb.verdict();
         rooted += verdict >> 1;
         affected += (verdict != 0) as usize;
     }
     Sampled { probes, reachable, rooted, affected, deepest }
+}
+
+/// The `i`-th probe of `n` ids. The golden-ratio sequence frac(i * phi), scaled to the id range,
+/// spreads consecutive probes evenly over it (the first 64 probes leave no gap above 2.5 % of the
+/// ids). The high bits are scaled, not reduced mod n: a residue mod n of the same products is an
+/// arithmetic progression, which put 6 of 64 probes in the top quarter of 4000 ids.
+fn probe(i: usize, n: usize) -> usize {
+    let frac = (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32;
+    ((frac * n as u64) >> 32) as usize
+}
+
+/// What a walk's climb found: the verdict where it stopped and the marks on its path.
+#[derive(Clone, Copy, Default)]
+struct Climb {
+    /// The verdict of the vertex it stopped at (resolved before), 0 past the root.
+    end: usize,
+    /// Vertices on the path (the start, and up to the vertex before `end`'s).
+    len: usize,
+    /// Marked roots (or root-and-head vertices) on the path.
+    roots: u32,
+    /// Marked improving heads (or root-and-head vertices) on the path.
+    heads: u32,
+}
+
+impl Climb {
+    /// The verdict of the walk's start.
+    fn verdict(&self) -> usize {
+        verdict(self.end, self.roots, self.heads)
+    }
+}
+
+/// The verdict below a vertex of verdict `end` of a path with `roots` and `heads` marks.
+fn verdict(end: usize, roots: u32, heads: u32) -> usize {
+    end | ((roots > 0) as usize) << 1 | (heads > 0) as usize
+}
+
+/// What a stamp says to a walk.
+enum Seen {
+    /// Resolved before: its verdict.
+    Resolved(usize),
+    /// Not yet: its pre-mark bits (2: root, 1: improving head).
+    Marks(usize),
 }
 
 /// The stamps of one judgement: `[0..4]` the verdicts (index `2 * below_root + below_head`),
@@ -237,33 +309,73 @@ impl Verdicts {
         marks
     }
 
-    /// The verdict of reachable `v` (below a marked root: bit 1; below a marked head: bit 0)
-    /// and the vertices walked to find it: up the old tree to the source or to a vertex
-    /// resolved before, then every vertex of the path is stamped with its own verdict, top-down.
-    fn resolve(&self, q: &Question<'_>, v: usize) -> (usize, usize) {
+    fn seen(&self, s: i32) -> Seen {
         let m = &self.0;
-        let (ws, path) = (q.ws, &q.ws.frontier);
-        path.clear();
-        let mut x = v;
-        let mut verdict = loop {
-            if let Some(known) = m[..4].iter().position(|&g| g == ws.stamp[x].load(Relaxed)) {
-                break known;
-            }
-            path.push(x as i32);
-            match q.parent[x] {
-                p if p < 0 => break 0,
-                p => x = p as usize,
-            }
-        };
-        let walked = path.len();
-        for i in (0..walked).rev() {
-            let stamp = &ws.stamp[path.get(i) as usize];
-            let s = stamp.load(Relaxed);
-            verdict |= if s == m[6] { 3 } else if s == m[4] { 2 } else { (s == m[5]) as usize };
-            stamp.store(m[verdict], Relaxed);
+        match m[..4].iter().position(|&g| g == s) {
+            Some(known) => Seen::Resolved(known),
+            None => Seen::Marks(if s == m[6] { 3 } else if s == m[4] { 2 } else { (s == m[5]) as usize }),
         }
-        path.clear();
-        (verdict, walked)
+    }
+
+    /// The climbs of reachable `starts` (at most [`LANES`]), one step of each in turn: up the old
+    /// tree to the source or a vertex resolved before, counting the marks passed. Writes no
+    /// stamp, so walks that meet share the path above and each counts all of it.
+    fn climb(&self, q: &Question<'_>, starts: &[usize], out: &mut [Climb]) {
+        let mut at = [0usize; LANES];
+        at[..starts.len()].copy_from_slice(starts);
+        let mut live = (1u32 << starts.len()) - 1;
+        while live != 0 {
+            for (i, c) in out.iter_mut().enumerate() {
+                if live >> i & 1 == 0 {
+                    continue;
+                }
+                let x = at[i];
+                match self.seen(q.ws.stamp[x].load(Relaxed)) {
+                    Seen::Resolved(known) => {
+                        c.end = known;
+                        live &= !(1 << i);
+                    }
+                    Seen::Marks(b) => {
+                        c.len += 1;
+                        c.roots += (b >> 1) as u32;
+                        c.heads += (b & 1) as u32;
+                        match q.parent[x] {
+                            p if p < 0 => live &= !(1 << i),
+                            p => at[i] = p as usize,
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Stamps the path of `start`'s climb with each vertex's verdict, bottom-up, up to the end or
+    /// to a vertex an earlier walk settled (all above it are settled too: the paths join there).
+    /// Returns the vertices stamped.
+    fn settle(&self, q: &Question<'_>, start: usize, c: Climb) -> usize {
+        let (mut x, mut roots, mut heads) = (start, c.roots, c.heads);
+        for walked in 0..c.len {
+            let stamp = &q.ws.stamp[x];
+            let b = match self.seen(stamp.load(Relaxed)) {
+                Seen::Resolved(_) => return walked,
+                Seen::Marks(b) => b,
+            };
+            stamp.store(self.0[verdict(c.end, roots, heads)], Relaxed);
+            roots -= (b >> 1) as u32;
+            heads -= (b & 1) as u32;
+            if walked + 1 < c.len {
+                x = q.parent[x] as usize;
+            }
+        }
+        c.len
+    }
+
+    /// The verdict of reachable `v` (below a marked root: bit 1; below a marked head: bit 0)
+    /// and the vertices walked to find it.
+    fn resolve(&self, q: &Question<'_>, v: usize) -> (usize, usize) {
+        let mut c = [Climb::default()];
+        self.climb(q, &[v], &mut c);
+        (c[0].verdict(), self.settle(q, v, c[0]))
     }
 }
 
@@ -441,5 +553,69 @@ mod tests {
         assert_eq!(p.examined, 1000);
         assert!(!p.recompute(0.3), "affected {}", p.affected);
         assert!(p.affected > 0.1, "affected {}", p.affected);
+    }
+
+    #[test]
+    fn walks_climbed_together_settle_as_one_walk_after_another() {
+        // A random recursive tree (each vertex's parent a random lower id, so the walks meet and
+        // share their upper parts) with tree edges deleted and insertions from the source: the
+        // sample's counts, and every stamp it writes, must be those of walking its probes one
+        // at a time, found here by walking each vertex to the source with no stamps at all.
+        let n = 20_000;
+        let mut rng = crate::io::rng::Mt19937::new(7);
+        let parent: Vec<i32> = (0..n as u32).map(|v| if v == 0 { -1 } else { (rng.next_u32() % v) as i32 }).collect();
+        let mut dist = vec![0i64; n];
+        for v in 1..n {
+            dist[v] = dist[parent[v] as usize] + 1;
+        }
+        // Low ids: large subtrees, deep enough for ancestors of their own on the paths.
+        let to: Vec<i32> = (2..90).step_by(3).collect();
+        let from: Vec<i32> = to.iter().map(|&v| parent[v as usize]).collect();
+        let heads: Vec<i32> = (3..90).step_by(4).collect();
+        let tails = vec![0; heads.len()];
+        let weights = vec![1; heads.len()];
+        let changes = Changes {
+            from: &from,
+            to: &to,
+            heads: &heads,
+            inserted: Some(Inserted { from: &tails, weights: &weights, stride: 1, column: 0 }),
+        };
+        let mut ws = Workspace::new();
+        ws.reserve(n);
+        let largest = || *dist.iter().max().unwrap();
+        let q = Question { ws: &ws, changes: &changes, source: 0, dist: &dist, parent: &parent, enough: n, share: 0.3, shortcut: None, largest: &largest };
+        let mut gens = Generations(0);
+        let marks = Verdicts::new(&ws, &mut gens, 0);
+        mark(&q, [marks.0[4], marks.0[5], marks.0[6]], 1);
+        // An insertion 0 -> h of weight 1 improves h unless h is a child of the source.
+        let (root, head): (Vec<bool>, Vec<bool>) = (0..n).map(|v| (to.contains(&(v as i32)), heads.contains(&(v as i32)) && dist[v] > 1)).unzip();
+        let truth = |mut v: usize| {
+            let mut verdict = 0;
+            while v != 0 {
+                verdict |= (root[v] as usize) << 1 | head[v] as usize;
+                v = parent[v] as usize;
+            }
+            verdict
+        };
+        let s = sample(&q, &marks, usize::MAX, PREDICT_SAMPLES);
+        assert_eq!(s.reachable, PREDICT_SAMPLES);
+        let probed: Vec<usize> = (0..s.probes).map(|i| probe(i, n)).collect();
+        assert_eq!(s.affected, probed.iter().filter(|&&v| truth(v) != 0).count());
+        assert_eq!(s.rooted, probed.iter().filter(|&&v| truth(v) & 2 != 0).count());
+        // Every vertex on a sampled path, and no other, carries its verdict.
+        let mut on_path = vec![false; n];
+        for &v in &probed {
+            let mut x = v;
+            while x != 0 {
+                on_path[x] = true;
+                x = parent[x] as usize;
+            }
+        }
+        for v in 1..n {
+            let stamp = ws.stamp[v].load(Relaxed);
+            let settled = marks.0[..4].iter().position(|&g| g == stamp);
+            assert_eq!(settled, on_path[v].then(|| truth(v)), "vertex {v}");
+        }
+        assert!(probed.iter().map(|&v| truth(v)).collect::<std::collections::HashSet<_>>().len() >= 3, "the marks reach different verdicts");
     }
 }
