@@ -13,7 +13,7 @@ use crate::resources::Resources;
 use crate::sssp::engine::{self, Changes};
 use crate::sssp::packing::Packing;
 use crate::sssp::{
-    default_delta, in_view, lease_workspace, out_view, with_exec, SsspResult,
+    default_delta, graph_delta, in_view, lease_workspace, out_view, with_exec, SsspResult,
     UpdateStats, Workspace,
 };
 use std::cell::Cell;
@@ -322,7 +322,7 @@ impl Ctx<'_> {
             t.source,
             delta,
             f.max_weight,
-            t.fallback.policy(self.csr.n(), t.canonical, t.static_pushes, t.delta),
+            t.fallback.policy(self.csr.n(), t.canonical, t.static_pushes, t.delta.is_none().then(|| graph_delta(self.csr, j))),
             engine::OldTree::Trusted,
             ws,
             dist,

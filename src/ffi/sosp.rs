@@ -10,7 +10,7 @@ use super::consts::*;
 use super::graph::{csr_from_desc, dyng_csr_t, vertex};
 use super::resources::{dyng_resources_t, resources};
 use super::result::{dyng_update_stats_t, stats_to_c};
-use crate::sssp::{column_delta, sosp_update_arrays};
+use crate::sssp::{graph_delta, sosp_update_arrays};
 
 /// Updates one objective's tree on caller-owned arrays (the originals' `sospUpdateCpu` contract):
 /// `updated_graph_one_objective` is the graph AFTER the batch with K = 1; `changed_src/dst` list
@@ -75,7 +75,7 @@ pub unsafe extern "C" fn dyng_sosp_update_arrays(
             let delta = if delta > 0 {
                 delta
             } else {
-                column_delta(n, g.column(0))
+                graph_delta(&g, 0)
             };
             let (mut d, mut p) = (dist.to_vec(), parent.to_vec());
             let s = sosp_update_arrays(

@@ -20,6 +20,30 @@ pub struct Csr {
     row_ptr: Vec<i32>,
     col_ind: Vec<i32>,
     weights: Vec<i32>,
+    /// Per objective, computed once when the graph is built: every solve and every update asks
+    /// for the largest weight (the packing) and the weight sum (the default Delta), and a pass
+    /// over a column costs 45 us on usroads' 332K edges, 4 per MOSP objective and update.
+    facts: Vec<ColumnFacts>,
+}
+
+/// What the engines need to know of one weight column.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ColumnFacts {
+    /// The largest weight, at least 1 (also for an edgeless graph).
+    max: i32,
+    sum: i64,
+}
+
+impl ColumnFacts {
+    fn of(w: &[i32]) -> Self {
+        let (max, sum) = w.iter().fold((1, 0i64), |(max, sum), &w| (max.max(w), sum + w as i64));
+        ColumnFacts { max, sum }
+    }
+
+    fn of_columns(weights: &[i32], k: usize) -> Vec<Self> {
+        let m = weights.len() / k;
+        (0..k).map(|j| ColumnFacts::of(&weights[j * m..(j + 1) * m])).collect()
+    }
 }
 
 /// How the weights passed to a constructor are laid out.
@@ -114,6 +138,7 @@ impl Csr {
             k,
             row_ptr,
             col_ind,
+            facts: ColumnFacts::of_columns(&columns, k),
             weights: columns,
         })
     }
@@ -184,6 +209,7 @@ impl Csr {
             k,
             row_ptr,
             col_ind,
+            facts: ColumnFacts::of_columns(&weights, k),
             weights,
         }
     }
@@ -242,23 +268,18 @@ impl Csr {
 
     /// The largest weight of objective `j` (at least 1, also for an edgeless graph).
     pub fn max_weight(&self, j: usize) -> i32 {
-        self.column(j).iter().copied().max().unwrap_or(1).max(1)
+        self.facts[j].max
     }
 
     /// The sum of the weights of objective `j`.
     pub fn weight_sum(&self, j: usize) -> i64 {
-        column_sum(self.column(j))
+        self.facts[j].sum
     }
 
     /// The first edge `u -> v` in row `u` (CSR order), if any.
     pub fn first_edge(&self, u: usize, v: i32) -> Option<usize> {
         self.row(u).find(|&e| self.col_ind[e] == v)
     }
-}
-
-/// The sum of one weight column (the engines see a column, not the graph).
-pub(crate) fn column_sum(w: &[i32]) -> i64 {
-    w.iter().map(|&w| w as i64).sum()
 }
 
 pub(crate) fn check_objectives(k: usize) -> Result<()> {

@@ -14,7 +14,7 @@ use super::buckets::{bucket_search, ring_size};
 use super::exec::{Exec, Team};
 use super::packing::{Packing, PACKED_INF};
 use super::predict::{predict_affected, Question};
-use super::stats::{column_delta, UpdateStats};
+use super::stats::UpdateStats;
 use super::workspace::{Appender, VertexList, Workspace};
 use crate::error::{Error, Result};
 use crate::DISTANCE_INF;
@@ -175,8 +175,9 @@ pub(crate) struct Adaptive {
     pub predict_share: Option<f64>,
     /// Walk the invalidated subtrees even when recomputing, for an exact `invalidated`.
     pub exact_count: bool,
-    /// Recompute with the updated graph's default Delta (the result has no Delta of its own).
-    pub fresh_delta: bool,
+    /// Recompute with this Delta, the updated graph's default (for a result with no Delta of its
+    /// own), instead of the run's.
+    pub fresh_delta: Option<i64>,
 }
 
 /// Dynamic update: on entry `dist`/`parent` hold the tree of the old graph, on return the tree of
@@ -223,7 +224,7 @@ pub(crate) fn update<'i, E: Exec>(
             // counters depend on it), which a large batch can move far (bremen safe50k: 25 %
             // more expansions).
             let delta = match adaptive {
-                Some(a) if a.fresh_delta => column_delta(n, out.w) as u64,
+                Some(Adaptive { fresh_delta: Some(d), .. }) => d as u64,
                 _ => run.delta,
             };
             let run = Run { delta, ..run };

@@ -21,7 +21,7 @@ use engine::{Changes, InView, OutView};
 use std::sync::Arc;
 
 pub use stats::{default_delta, UpdateStats};
-pub(crate) use stats::column_delta;
+pub(crate) use stats::graph_delta;
 
 pub use workspace::Workspace;
 
@@ -123,7 +123,9 @@ impl Fallback {
     /// canonical tree: it gives the canonical tree, which an update of a canonical tree also
     /// gives, so the result is bit-identical either way.
     /// `delta`: the result's own Delta; without one a recompute takes the updated graph's default.
-    pub(crate) fn policy(self, n: usize, canonical: bool, static_pushes: Option<i64>, delta: Option<i64>) -> Option<engine::Adaptive> {
+    ///
+    /// `fresh_delta`: the Delta a recompute takes, when it is not the run's own.
+    pub(crate) fn policy(self, n: usize, canonical: bool, static_pushes: Option<i64>, fresh_delta: Option<i64>) -> Option<engine::Adaptive> {
         match (self, canonical) {
             (_, false) | (Fallback::Never, _) => None,
             (Fallback::Always, true) => Some(engine::Adaptive {
@@ -132,7 +134,7 @@ impl Fallback {
                 push_budget: i64::MAX,
                 predict_share: None,
                 exact_count: true,
-                fresh_delta: delta.is_none(),
+                fresh_delta,
             }),
             (Fallback::Adaptive | Fallback::AdaptiveCounted, true) if n >= ADAPTIVE_MIN_VERTICES => Some(engine::Adaptive {
                 recompute_at: (n as f64 * ADAPTIVE_FRACTION).ceil() as usize,
@@ -143,7 +145,7 @@ impl Fallback {
                 push_budget: static_pushes.unwrap_or(n as i64 * 3 / 2).max(n as i64 / 2),
                 predict_share: Some(ADAPTIVE_FRACTION),
                 exact_count: self == Fallback::AdaptiveCounted,
-                fresh_delta: delta.is_none(),
+                fresh_delta,
             }),
             (Fallback::Adaptive | Fallback::AdaptiveCounted, true) => None,
         }
@@ -219,7 +221,7 @@ pub(crate) fn solve(
     delta: Option<i64>,
 ) -> Result<(Vec<i64>, Vec<i32>, UpdateStats)> {
     let n = g.n();
-    let delta = delta.unwrap_or_else(|| column_delta(n, g.column(j)));
+    let delta = delta.unwrap_or_else(|| graph_delta(g, j));
     // Filled here, on the calling thread, rather than zeroed: zeroed arrays of this size are
     // fresh pages that fault in during the parallel write-back, where both members fault at once
     // (grid 1000^2 at 2 threads on a new graph: 4,848 faults and 59 ms against 2,929 faults and

@@ -611,10 +611,10 @@ mod tests {
                 x = parent[x] as usize;
             }
         }
-        for v in 1..n {
+        for (v, &walked) in on_path.iter().enumerate().skip(1) {
             let stamp = ws.stamp[v].load(Relaxed);
             let settled = marks.0[..4].iter().position(|&g| g == stamp);
-            assert_eq!(settled, on_path[v].then(|| truth(v)), "vertex {v}");
+            assert_eq!(settled, walked.then(|| truth(v)), "vertex {v}");
         }
         assert!(probed.iter().map(|&v| truth(v)).collect::<std::collections::HashSet<_>>().len() >= 3, "the marks reach different verdicts");
     }

@@ -62,9 +62,9 @@ pub fn default_delta(m: usize, n: usize, weight_sum: i64) -> i64 {
     (d as i64).max(1)
 }
 
-/// The default Delta of an objective from its weight column (one weight per edge of the graph).
-pub(crate) fn column_delta(n: usize, w: &[i32]) -> i64 {
-    default_delta(w.len(), n, crate::graph::csr::column_sum(w))
+/// The default Delta of objective `j` of a graph.
+pub(crate) fn graph_delta(g: &crate::Csr, j: usize) -> i64 {
+    default_delta(g.m(), g.n(), g.weight_sum(j))
 }
 
 #[cfg(test)]
