@@ -28,15 +28,16 @@ pub struct Csr {
 
 /// What the engines need to know of one weight column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct ColumnFacts {
+pub(crate) struct ColumnFacts {
     /// The largest weight, at least 1 (also for an edgeless graph).
     max: i32,
     sum: i64,
 }
 
 impl ColumnFacts {
-    fn of(w: &[i32]) -> Self {
-        let (max, sum) = w.iter().fold((1, 0i64), |(max, sum), &w| (max.max(w), sum + w as i64));
+    pub(crate) fn of(w: &[i32]) -> Self {
+        let max = w.iter().copied().max().unwrap_or(1).max(1);
+        let sum = w.iter().map(|&w| w as i64).sum();
         ColumnFacts { max, sum }
     }
 
@@ -194,23 +195,26 @@ impl Csr {
         Csr::from_arrays(n, k, row_ptr, col_ind, &w, WeightLayout::EdgeMajor)
     }
 
-    /// Assembles a graph whose invariants the caller has established (used by `apply`).
+    /// Assembles a graph whose invariants the caller has established, with the facts of its
+    /// columns (used by `apply`, which finds them while each column is still in the cache).
     pub(crate) fn from_parts_unchecked(
         n: usize,
         k: usize,
         row_ptr: Vec<i32>,
         col_ind: Vec<i32>,
         weights: Vec<i32>,
+        facts: Vec<ColumnFacts>,
     ) -> Self {
         debug_assert_eq!(row_ptr.len(), n + 1);
         debug_assert_eq!(weights.len(), col_ind.len() * k);
+        debug_assert_eq!(facts, ColumnFacts::of_columns(&weights, k));
         Csr {
             n,
             k,
             row_ptr,
             col_ind,
-            facts: ColumnFacts::of_columns(&weights, k),
             weights,
+            facts,
         }
     }
 
