@@ -7,7 +7,7 @@
 //! another on one leased workspace.
 
 use crate::error::{Error, Result};
-use crate::graph::{apply_batch, BatchView, Csr, Graph, InEdges};
+use crate::graph::{apply_batch_into, BatchView, Csr, Graph, GraphBuffers, InEdges};
 use crate::mosp::MospResult;
 use crate::resources::Resources;
 use crate::sssp::engine::{self, Changes};
@@ -133,7 +133,13 @@ pub fn update_timed(
     }
 
     let clock = std::time::Instant::now();
-    let applied = apply_batch(graph.csr(), batch)?;
+    // The new state is written into the arrays of a replaced one, kept in the pool (see
+    // `GraphBuffers`); the state this update replaces goes back in their place.
+    let mut buffers = res.workspaces().lease(GraphBuffers::default);
+    let (applied, grew) = apply_batch_into(graph.csr(), batch, &mut buffers)?;
+    if grew {
+        res.workspaces().note_growth();
+    }
     let mut timings = UpdateTimings {
         apply_ns: clock.elapsed().as_nanos() as u64,
         ..Default::default()
@@ -172,7 +178,7 @@ pub fn update_timed(
         };
         all_stats.push(stats);
     }
-    match prepared {
+    let replaced = match prepared {
         Prepared::Host(lazy) => {
             timings.prepare_ns += lazy.build_ns.get();
             match lazy.cell.into_inner() {
@@ -181,7 +187,9 @@ pub fn update_timed(
             }
         }
         Prepared::Device(_) => graph.commit(new_csr),
-    }
+    };
+    *buffers = GraphBuffers::from_csr(replaced);
+    buffers.give_back();
     for r in results.iter_mut() {
         if let ResultMut::Mosp(m) = r {
             m.recombine(res, graph, &mut ws)?;

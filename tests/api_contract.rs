@@ -146,8 +146,32 @@ fn pool_steady_state_allocates_nothing() {
     assert_eq!(after.grown, counters.grown, "no workspace growth in steady state");
     assert!(after.reused > counters.reused);
     assert_eq!(res.workspace_bytes(), bytes);
-    // One SSSP workspace serves every objective and result of a call, plus the combine scratch.
-    assert_eq!(res.workspaces().idle_count(), 2);
+    // One SSSP workspace serves every objective and result of a call, plus the combine scratch
+    // and the arrays of the graph state the last update replaced (the next apply writes into them).
+    assert_eq!(res.workspaces().idle_count(), 3);
+}
+
+#[test]
+fn a_stream_of_batches_writes_each_state_into_the_arrays_of_the_state_before_last() {
+    let res = Resources::parallel(1).unwrap();
+    let mut g = grid_graph(40, 2);
+    let mut s = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
+    let mut arrays = Vec::new();
+    for i in 0..6 {
+        let b = some_batch(&g, i);
+        dyng::update(&res, &mut g, &b.view(), &mut [(&mut s).into()]).unwrap();
+        arrays.push((g.csr().row_ptr().as_ptr(), g.csr().col_ind().as_ptr(), g.csr().weights().as_ptr()));
+        let fresh = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
+        assert_eq!((s.distances(), s.parents()), (fresh.distances(), fresh.parents()));
+    }
+    // From the second update on, two sets of arrays take turns.
+    for v in 3..6 {
+        assert_eq!(arrays[v], arrays[v - 2], "update {v}");
+        assert_ne!(arrays[v].1, arrays[v - 1].1, "update {v}");
+    }
+    assert!(res.workspace_bytes() >= 4 * (g.n() + 1 + g.m() * 3), "the spare arrays count as pool memory");
+    res.release_workspaces();
+    assert_eq!(res.workspace_bytes(), 0);
 }
 
 #[test]

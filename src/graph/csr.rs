@@ -218,6 +218,11 @@ impl Csr {
         }
     }
 
+    /// The arrays (row_ptr, col_ind, weights), for reuse by a later graph.
+    pub(crate) fn into_arrays(self) -> (Vec<i32>, Vec<i32>, Vec<i32>) {
+        (self.row_ptr, self.col_ind, self.weights)
+    }
+
     /// Number of vertices.
     pub fn n(&self) -> usize {
         self.n

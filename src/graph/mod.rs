@@ -13,7 +13,7 @@ pub mod in_edges;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-pub use apply::{apply_batch, Applied};
+pub use apply::{apply_batch, apply_batch_into, Applied, GraphBuffers};
 pub use batch::{Batch, BatchView};
 pub use csr::{Csr, WeightLayout, MAX_OBJECTIVES};
 pub use in_edges::InEdges;
@@ -84,18 +84,21 @@ impl Graph {
         self.in_edges.get().is_some()
     }
 
-    /// Replaces the state by an updated CSR (same n and K) and bumps the version.
-    pub(crate) fn commit(&mut self, csr: Csr) {
+    /// Replaces the state by an updated CSR (same n and K) and bumps the version; returns the
+    /// replaced CSR.
+    pub(crate) fn commit(&mut self, csr: Csr) -> Csr {
         debug_assert_eq!(csr.n(), self.csr.n());
-        self.csr = csr;
         self.in_edges = OnceLock::new();
         self.version += 1;
+        std::mem::replace(&mut self.csr, csr)
     }
 
-    /// Replaces the state by an updated CSR whose reverse graph is already built.
-    pub(crate) fn commit_with_in_edges(&mut self, csr: Csr, in_edges: InEdges) {
-        self.commit(csr);
+    /// Replaces the state by an updated CSR whose reverse graph is already built; returns the
+    /// replaced CSR.
+    pub(crate) fn commit_with_in_edges(&mut self, csr: Csr, in_edges: InEdges) -> Csr {
+        let old = self.commit(csr);
         let _ = self.in_edges.set(in_edges);
+        old
     }
 
     /// Applies a batch without updating any result (results of the old state become stale).
