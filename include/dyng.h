@@ -813,9 +813,10 @@ dyng_status_t dyng_resources_clone(const struct dyng_resources_t *res,
 void dyng_resources_free(struct dyng_resources_t *res);
 
 /**
- * Frees the idle workspaces of the pool shared by `res` and its clones (worker isolation: the
- * worker's idle workspaces and free reply blocks; nothing to do before it is spawned). Thread
- * safety: thread-safe.
+ * Frees the idle workspaces of the pool shared by `res` and its clones, among them the arrays of
+ * the graph state the last update replaced, which the next update writes the new state into
+ * (worker isolation: the worker's idle workspaces and free reply blocks; nothing to do before it
+ * is spawned). Thread safety: thread-safe.
  *
  * # Safety
  * `res` is NULL or a dyng handle.
@@ -823,8 +824,10 @@ void dyng_resources_free(struct dyng_resources_t *res);
 dyng_status_t dyng_release_workspaces(const struct dyng_resources_t *res);
 
 /**
- * Writes to `*out` the bytes held by idle workspaces of `res`'s pool (worker isolation: the
- * worker's idle workspaces, 0 before it is spawned). Thread safety: thread-safe.
+ * Writes to `*out` the bytes held by idle workspaces of `res`'s pool, the spare arrays of a
+ * replaced graph state included (after an update: 4 x (n + 1 + m x (K + 1)) bytes, twice that
+ * once a repair has built the reverse graph) (worker isolation: the worker's idle workspaces, 0
+ * before it is spawned). Thread safety: thread-safe.
  *
  * # Safety
  * `res` is NULL or a dyng handle; `out` is a writable pointer.

@@ -150,7 +150,10 @@ pub fn update_timed(
     // engines the reverse graph, the CUDA engine one device copy of the graph.
     let prepared = match res.cuda() {
         Some(cuda) => Prepared::Device(cuda.upload_graph(&new_csr)?),
-        None => Prepared::Host(LazyInEdges::default()),
+        None => Prepared::Host(LazyInEdges {
+            spare: Cell::new(buffers.take_in_edges()),
+            ..Default::default()
+        }),
     };
     let changed = ChangedLists::new(batch, &applied.increase_masks);
     let original_m = graph.m().max(1);
@@ -178,17 +181,22 @@ pub fn update_timed(
         };
         all_stats.push(stats);
     }
-    let replaced = match prepared {
+    *buffers = match prepared {
         Prepared::Host(lazy) => {
             timings.prepare_ns += lazy.build_ns.get();
-            match lazy.cell.into_inner() {
+            if lazy.grew.get() {
+                res.workspaces().note_growth();
+            }
+            let unused = lazy.spare.take();
+            let mut replaced = match lazy.cell.into_inner() {
                 Some(in_edges) => graph.commit_with_in_edges(new_csr, in_edges),
                 None => graph.commit(new_csr),
-            }
+            };
+            replaced.keep_in_edges(unused);
+            replaced
         }
         Prepared::Device(_) => graph.commit(new_csr),
     };
-    *buffers = GraphBuffers::from_csr(replaced);
     buffers.give_back();
     for r in results.iter_mut() {
         if let ResultMut::Mosp(m) = r {
@@ -262,13 +270,20 @@ impl Prepared {
 struct LazyInEdges {
     cell: OnceLock<InEdges>,
     build_ns: Cell<u64>,
+    /// Arrays of a replaced state's reverse graph, to build into (see `GraphBuffers`).
+    spare: Cell<Option<InEdges>>,
+    /// The build had to allocate (no spare arrays, or too small ones).
+    grew: Cell<bool>,
 }
 
 impl LazyInEdges {
     fn get(&self, csr: &Csr) -> &InEdges {
         self.cell.get_or_init(|| {
             let clock = std::time::Instant::now();
-            let built = InEdges::build(csr);
+            let spare = self.spare.take().unwrap_or_default();
+            let held = spare.capacity_bytes();
+            let built = InEdges::build_into(csr, spare);
+            self.grew.set(built.capacity_bytes() > held);
             self.build_ns.set(clock.elapsed().as_nanos() as u64);
             built
         })

@@ -132,8 +132,12 @@ fn pool_steady_state_allocates_nothing() {
     let mut g = grid_graph(40, 3);
     let mut m = MospResult::compute(&res, &g, 0, &MospOptions::default()).unwrap();
     let mut s = SsspResult::compute(&res, &g, 17, 1, &SsspOptions::default()).unwrap();
-    let first = some_batch(&g, 0);
-    dyng::update(&res, &mut g, &first.view(), &mut [(&mut m).into(), (&mut s).into()]).unwrap();
+    // Two updates first: the second is the first to find the arrays of a replaced state's
+    // reverse graph in the pool (the state before the first update never built one).
+    for i in 0..2 {
+        let b = some_batch(&g, 100 + i);
+        dyng::update(&res, &mut g, &b.view(), &mut [(&mut m).into(), (&mut s).into()]).unwrap();
+    }
     let counters = res.workspaces().counters();
     let bytes = res.workspace_bytes();
     assert!(bytes > 0);
@@ -153,23 +157,26 @@ fn pool_steady_state_allocates_nothing() {
 
 #[test]
 fn a_stream_of_batches_writes_each_state_into_the_arrays_of_the_state_before_last() {
+    // Repairs (no fallback): every update builds the new state's reverse graph too.
     let res = Resources::parallel(1).unwrap();
     let mut g = grid_graph(40, 2);
-    let mut s = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
+    let opt = SsspOptions { fallback: dyng::Fallback::Never, ..Default::default() };
+    let mut s = SsspResult::compute(&res, &g, 0, 0, &opt).unwrap();
     let mut arrays = Vec::new();
     for i in 0..6 {
         let b = some_batch(&g, i);
         dyng::update(&res, &mut g, &b.view(), &mut [(&mut s).into()]).unwrap();
-        arrays.push((g.csr().row_ptr().as_ptr(), g.csr().col_ind().as_ptr(), g.csr().weights().as_ptr()));
+        let reverse = g.in_edges().tails().as_ptr();
+        arrays.push((g.csr().row_ptr().as_ptr(), g.csr().col_ind().as_ptr(), g.csr().weights().as_ptr(), reverse));
         let fresh = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
         assert_eq!((s.distances(), s.parents()), (fresh.distances(), fresh.parents()));
     }
     // From the second update on, two sets of arrays take turns.
     for v in 3..6 {
         assert_eq!(arrays[v], arrays[v - 2], "update {v}");
-        assert_ne!(arrays[v].1, arrays[v - 1].1, "update {v}");
+        assert_ne!((arrays[v].1, arrays[v].3), (arrays[v - 1].1, arrays[v - 1].3), "update {v}");
     }
-    assert!(res.workspace_bytes() >= 4 * (g.n() + 1 + g.m() * 3), "the spare arrays count as pool memory");
+    assert!(res.workspace_bytes() >= 8 * (g.n() + 1 + g.m() * 3), "the spare arrays count as pool memory");
     res.release_workspaces();
     assert_eq!(res.workspace_bytes(), 0);
 }

@@ -276,9 +276,10 @@ pub unsafe extern "C" fn dyng_resources_free(res: *mut dyng_resources_t) {
     });
 }
 
-/// Frees the idle workspaces of the pool shared by `res` and its clones (worker isolation: the
-/// worker's idle workspaces and free reply blocks; nothing to do before it is spawned). Thread
-/// safety: thread-safe.
+/// Frees the idle workspaces of the pool shared by `res` and its clones, among them the arrays of
+/// the graph state the last update replaced, which the next update writes the new state into
+/// (worker isolation: the worker's idle workspaces and free reply blocks; nothing to do before it
+/// is spawned). Thread safety: thread-safe.
 ///
 /// # Safety
 /// `res` is NULL or a dyng handle.
@@ -299,8 +300,10 @@ pub unsafe extern "C" fn dyng_release_workspaces(res: *const dyng_resources_t) -
     })
 }
 
-/// Writes to `*out` the bytes held by idle workspaces of `res`'s pool (worker isolation: the
-/// worker's idle workspaces, 0 before it is spawned). Thread safety: thread-safe.
+/// Writes to `*out` the bytes held by idle workspaces of `res`'s pool, the spare arrays of a
+/// replaced graph state included (after an update: 4 x (n + 1 + m x (K + 1)) bytes, twice that
+/// once a repair has built the reverse graph) (worker isolation: the worker's idle workspaces, 0
+/// before it is spawned). Thread safety: thread-safe.
 ///
 /// # Safety
 /// `res` is NULL or a dyng handle; `out` is a writable pointer.

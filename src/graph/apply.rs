@@ -8,6 +8,7 @@
 
 use super::batch::BatchView;
 use super::csr::{ColumnFacts, Csr, MAX_EDGES};
+use super::in_edges::InEdges;
 use crate::error::{Error, Result};
 use crate::resources::PooledWorkspace;
 
@@ -19,28 +20,43 @@ pub struct Applied {
     pub increase_masks: Vec<u64>,
 }
 
-/// The arrays of a graph state that is no longer current, for the next apply to write into.
-/// An update gives the replaced state's arrays to the resources' pool, so a stream of batches
-/// allocates no graph arrays: fresh ones were pages to fault in on every apply (on the 1000^2 grid,
-/// 18 of an apply's 33 ms).
+/// The arrays of a graph state that is no longer current (and of its reverse graph, if it was
+/// built), for the next apply and reverse-graph build to write into. An update gives the replaced
+/// state's arrays to the resources' pool, so a stream of batches allocates no graph arrays: fresh
+/// ones were pages to fault in while written (on the 1000^2 grid, 18 of an apply's 33 ms and 21
+/// of a reverse-graph build's 35 ms).
 #[derive(Default)]
 pub struct GraphBuffers {
     row_ptr: Vec<i32>,
     col_ind: Vec<i32>,
     weights: Vec<i32>,
+    in_edges: Option<InEdges>,
 }
 
 impl GraphBuffers {
-    /// The arrays of a graph no longer needed.
-    pub fn from_csr(csr: Csr) -> Self {
+    /// The arrays of a graph state no longer needed.
+    pub(crate) fn from_state(csr: Csr, in_edges: Option<InEdges>) -> Self {
         let (row_ptr, col_ind, weights) = csr.into_arrays();
-        GraphBuffers { row_ptr, col_ind, weights }
+        GraphBuffers { row_ptr, col_ind, weights, in_edges }
+    }
+
+    /// The arrays of a reverse graph, for `InEdges::build_into`.
+    pub(crate) fn take_in_edges(&mut self) -> Option<InEdges> {
+        self.in_edges.take()
+    }
+
+    /// Keeps `spare` unless reverse-graph arrays are held already.
+    pub(crate) fn keep_in_edges(&mut self, spare: Option<InEdges>) {
+        if self.in_edges.is_none() {
+            self.in_edges = spare;
+        }
     }
 }
 
 impl PooledWorkspace for GraphBuffers {
     fn bytes(&self) -> usize {
         4 * (self.row_ptr.capacity() + self.col_ind.capacity() + self.weights.capacity())
+            + self.in_edges.as_ref().map_or(0, InEdges::capacity_bytes)
     }
 }
 

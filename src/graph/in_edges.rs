@@ -7,7 +7,7 @@
 
 use super::csr::Csr;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct InEdges {
     pub(crate) row_ptr: Vec<i32>,
     pub(crate) tails: Vec<i32>,
@@ -16,39 +16,42 @@ pub struct InEdges {
 
 impl InEdges {
     pub fn build(g: &Csr) -> Self {
+        Self::build_into(g, InEdges::default())
+    }
+
+    /// [`InEdges::build`], into the arrays of `spare` (a reverse graph no longer needed): fresh
+    /// arrays are pages to fault in while they are written.
+    pub fn build_into(g: &Csr, spare: InEdges) -> Self {
         let (n, m, k) = (g.n(), g.m(), g.k());
-        let mut row_ptr = vec![0i32; n + 1];
+        let InEdges { mut row_ptr, mut tails, mut weights } = spare;
+        row_ptr.clear();
+        row_ptr.resize(n + 1, 0);
         for &v in g.col_ind() {
             row_ptr[v as usize + 1] += 1;
         }
         for v in 0..n {
             row_ptr[v + 1] += row_ptr[v];
         }
-        let mut cursor: Vec<i32> = row_ptr[..n].to_vec();
-        let mut tails = vec![0i32; m];
-        let mut slot_of = vec![0u32; m];
+        // `row_ptr[v]` serves as v's cursor while placing, which leaves it at v + 1's start; one
+        // shift restores it (no cursor array).
+        tails.clear();
+        tails.resize(m, 0);
+        weights.clear();
+        weights.resize(m * k, 0);
         for u in 0..n {
             for e in g.row(u) {
                 let v = g.col_ind()[e] as usize;
-                let s = cursor[v] as usize;
-                cursor[v] += 1;
+                let s = row_ptr[v] as usize;
+                row_ptr[v] += 1;
                 tails[s] = u as i32;
-                slot_of[e] = s as u32;
+                for j in 0..k {
+                    weights[j * m + s] = g.column(j)[e];
+                }
             }
         }
-        let mut weights = vec![0i32; m * k];
-        for j in 0..k {
-            let col = g.column(j);
-            let out = &mut weights[j * m..(j + 1) * m];
-            for e in 0..m {
-                out[slot_of[e] as usize] = col[e];
-            }
-        }
-        InEdges {
-            row_ptr,
-            tails,
-            weights,
-        }
+        row_ptr.copy_within(0..n, 1);
+        row_ptr[0] = 0;
+        InEdges { row_ptr, tails, weights }
     }
 
     /// The in-edge index range of vertex `v`.
@@ -69,5 +72,10 @@ impl InEdges {
 
     pub fn bytes(&self) -> usize {
         4 * (self.row_ptr.len() + self.tails.len() + self.weights.len())
+    }
+
+    /// Bytes allocated (the arrays' capacities).
+    pub(crate) fn capacity_bytes(&self) -> usize {
+        4 * (self.row_ptr.capacity() + self.tails.capacity() + self.weights.capacity())
     }
 }

@@ -85,20 +85,20 @@ impl Graph {
     }
 
     /// Replaces the state by an updated CSR (same n and K) and bumps the version; returns the
-    /// replaced CSR.
-    pub(crate) fn commit(&mut self, csr: Csr) -> Csr {
+    /// replaced state's arrays.
+    pub(crate) fn commit(&mut self, csr: Csr) -> GraphBuffers {
         debug_assert_eq!(csr.n(), self.csr.n());
-        self.in_edges = OnceLock::new();
+        let in_edges = self.in_edges.take();
         self.version += 1;
-        std::mem::replace(&mut self.csr, csr)
+        GraphBuffers::from_state(std::mem::replace(&mut self.csr, csr), in_edges)
     }
 
     /// Replaces the state by an updated CSR whose reverse graph is already built; returns the
-    /// replaced CSR.
-    pub(crate) fn commit_with_in_edges(&mut self, csr: Csr, in_edges: InEdges) -> Csr {
-        let old = self.commit(csr);
+    /// replaced state's arrays.
+    pub(crate) fn commit_with_in_edges(&mut self, csr: Csr, in_edges: InEdges) -> GraphBuffers {
+        let replaced = self.commit(csr);
         let _ = self.in_edges.set(in_edges);
-        old
+        replaced
     }
 
     /// Applies a batch without updating any result (results of the old state become stale).

@@ -105,6 +105,13 @@ impl WorkspacePool {
             .sum()
     }
 
+    /// Bytes held by idle workspaces of type `T`.
+    pub fn idle_bytes_of<T: PooledWorkspace>(&self) -> usize {
+        let idle = self.idle.lock();
+        idle.get(&TypeId::of::<T>())
+            .map_or(0, |list| list.iter().map(|w| bytes_of::<T>(w.as_ref())).sum())
+    }
+
     /// Number of idle workspaces of every type.
     pub fn idle_count(&self) -> usize {
         self.idle.lock().values().map(Vec::len).sum()

@@ -5,6 +5,7 @@ use crate::progress::bar;
 use dyng::graph::dijkstra::dijkstra;
 use dyng::io::changegen::{generate_changes, ChangeOptions};
 use dyng::sssp::Workspace;
+use dyng::graph::GraphBuffers;
 use dyng::{Batch, Csr, Graph, MospOptions, MospResult, Resources, SsspOptions, SsspResult};
 use std::time::Instant;
 
@@ -34,6 +35,8 @@ pub struct CaseResult {
     pub fallback_used: bool,
     pub workspace_bytes_per_vertex: f64,
     pub combine_bytes_per_vertex: f64,
+    /// The pool's spare graph arrays (a replaced state's CSR and reverse graph).
+    pub graph_buffers_bytes_per_vertex: f64,
     pub result_bytes_per_vertex: f64,
     pub peak_rss_bytes: u64,
 }
@@ -193,6 +196,7 @@ pub fn run_plan(plan: &Plan, threads: &[usize], runs: usize) -> dyng::Result<Vec
                 let res = Resources::parallel(t)?;
                 let (s, m, g) = measure_case(&res, &base, &batch, spec.source, runs)?;
                 let stats = m.objective_stats();
+                let spare = res.workspaces().idle_bytes_of::<GraphBuffers>();
                 out.push(CaseResult {
                     graph: spec.name.to_string(),
                     n: g.n(),
@@ -215,7 +219,8 @@ pub fn run_plan(plan: &Plan, threads: &[usize], runs: usize) -> dyng::Result<Vec
                     invalidated: stats[0].invalidated,
                     fallback_used: stats[0].fallback_used,
                     workspace_bytes_per_vertex: Workspace::BYTES_PER_VERTEX as f64,
-                    combine_bytes_per_vertex: (res.workspace_bytes() as f64 / g.n() as f64) - Workspace::BYTES_PER_VERTEX as f64,
+                    combine_bytes_per_vertex: (res.workspace_bytes() - spare) as f64 / g.n() as f64 - Workspace::BYTES_PER_VERTEX as f64,
+                    graph_buffers_bytes_per_vertex: spare as f64 / g.n() as f64,
                     result_bytes_per_vertex: m.bytes() as f64 / g.n() as f64,
                     peak_rss_bytes: peak_rss_bytes(),
                 });

@@ -59,11 +59,11 @@ pub fn json(suite: &str, cases: &[CaseResult], host: &Host) -> String {
             "  {{\"graph\": {}, \"n\": {}, \"m\": {}, \"k\": {}, \"source\": {}, \"batch\": {}, \"size\": {}, \"inserts\": {}, \"deletes\": {}, \"threads\": {}, \
 \"update_ms\": {}, \"apply_ms\": {}, \"recompute_ms\": {}, \"dijkstra_ms\": {}, \"mosp_ms\": {}, \"mosp_compute_ms\": {}, \"mosp_recompute_ms\": {}, \
 \"update_over_recompute\": {}, \"recompute_over_dijkstra\": {}, \"affected\": {}, \"invalidated\": {}, \"fallback_used\": {}, \
-\"workspace_bytes_per_vertex\": {}, \"combine_bytes_per_vertex\": {}, \"result_bytes_per_vertex\": {}, \"peak_rss_bytes\": {}}}{}\n",
+\"workspace_bytes_per_vertex\": {}, \"combine_bytes_per_vertex\": {}, \"graph_buffers_bytes_per_vertex\": {}, \"result_bytes_per_vertex\": {}, \"peak_rss_bytes\": {}}}{}\n",
             json_str(&c.graph), c.n, c.m, c.k, c.source, json_str(c.batch), c.size, c.inserts, c.deletes, c.threads,
             num(c.update_ms), num(c.apply_ms), num(c.recompute_ms), num(c.dijkstra_ms), num(c.mosp_ms), num(c.mosp_compute_ms), num(c.mosp_recompute_ms),
             num(c.update_ms / c.recompute_ms), num(c.recompute_ms / c.dijkstra_ms), c.affected, c.invalidated, c.fallback_used,
-            num(c.workspace_bytes_per_vertex), num(c.combine_bytes_per_vertex), num(c.result_bytes_per_vertex), c.peak_rss_bytes,
+            num(c.workspace_bytes_per_vertex), num(c.combine_bytes_per_vertex), num(c.graph_buffers_bytes_per_vertex), num(c.result_bytes_per_vertex), c.peak_rss_bytes,
             if i + 1 < cases.len() { "," } else { "" }
         );
     }
@@ -96,9 +96,10 @@ pub fn markdown(suite: &str, cases: &[CaseResult], host: &Host) -> String {
     if let Some(c) = cases.first() {
         let _ = write!(
             s,
-            "\nMemory: workspace {:.0} B/vertex (shared by the K objectives), combine scratch {:.1} B/vertex, MOSP result {:.1} B/vertex; peak RSS {:.1} MiB.\n",
+            "\nMemory: workspace {:.0} B/vertex (shared by the K objectives), combine scratch {:.1} B/vertex, spare graph arrays {:.1} B/vertex (the replaced state's, reused by the next apply), MOSP result {:.1} B/vertex; peak RSS {:.1} MiB.\n",
             c.workspace_bytes_per_vertex,
             c.combine_bytes_per_vertex,
+            c.graph_buffers_bytes_per_vertex,
             c.result_bytes_per_vertex,
             cases.iter().map(|c| c.peak_rss_bytes).max().unwrap_or(0) as f64 / (1 << 20) as f64
         );
