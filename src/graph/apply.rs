@@ -60,14 +60,6 @@ impl PooledWorkspace for GraphBuffers {
     }
 }
 
-/// Empties `v` and makes room for `len` entries; returns true when it had to allocate.
-fn reuse(v: &mut Vec<i32>, len: usize) -> bool {
-    v.clear();
-    let grows = v.capacity() < len;
-    v.reserve(len);
-    grows
-}
-
 /// Where a surviving entry of a changed row takes its weights from: an old edge or an insertion
 /// (u32 indices: the entries of a 50K-change batch on usroads are 110K, and at 24 bytes each
 /// with their heads they were fresh pages to fault in on every apply).
@@ -142,7 +134,7 @@ pub fn apply_batch_into(g: &Csr, batch: &BatchView<'_>, buffers: &mut GraphBuffe
     let (ins_start, ins_order) = group_by_tail(n, batch.ins_src);
 
     let mut row_ptr = std::mem::take(&mut buffers.row_ptr);
-    let mut grew = reuse(&mut row_ptr, n + 1);
+    let mut grew = super::reserve_for(&mut row_ptr, n + 1);
     row_ptr.push(0i32);
     let mut changed = ChangedRows {
         rows: Vec::new(),
@@ -180,12 +172,12 @@ pub fn apply_batch_into(g: &Csr, batch: &BatchView<'_>, buffers: &mut GraphBuffe
     }
 
     let mut col_ind = std::mem::take(&mut buffers.col_ind);
-    grew |= reuse(&mut col_ind, total);
+    grew |= super::reserve_for(&mut col_ind, total);
     changed.assemble(g, g.col_ind(), &mut col_ind, |&(v, _)| v);
     // Each column is appended in place (assembling it apart and copying it in cost a second
     // graph-sized write), and its facts are taken while it is still in the cache.
     let mut weights = std::mem::take(&mut buffers.weights);
-    grew |= reuse(&mut weights, total * k);
+    grew |= super::reserve_for(&mut weights, total * k);
     let mut facts = Vec::with_capacity(k);
     for j in 0..k {
         changed.assemble(g, g.column(j), &mut weights, |&(_, slot)| match slot {

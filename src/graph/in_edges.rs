@@ -24,8 +24,8 @@ impl InEdges {
     pub fn build_into(g: &Csr, spare: InEdges) -> Self {
         let (n, m, k) = (g.n(), g.m(), g.k());
         let InEdges { mut row_ptr, mut tails, mut weights } = spare;
-        row_ptr.clear();
-        row_ptr.resize(n + 1, 0);
+        super::resize_for_overwrite(&mut row_ptr, n + 1);
+        row_ptr.fill(0);
         for &v in g.col_ind() {
             row_ptr[v as usize + 1] += 1;
         }
@@ -33,24 +33,30 @@ impl InEdges {
             row_ptr[v + 1] += row_ptr[v];
         }
         // `row_ptr[v]` serves as v's cursor while placing, which leaves it at v + 1's start; one
-        // shift restores it (no cursor array).
-        tails.clear();
-        tails.resize(m, 0);
-        weights.clear();
-        weights.resize(m * k, 0);
+        // shift restores it (no cursor array). Each weight column is then placed in a pass of its
+        // own (one pass placing every column measured 12 % slower on usroads: K + 1 scattered
+        // write streams at once).
+        super::resize_for_overwrite(&mut tails, m);
+        let mut slot_of = vec![0u32; m];
         for u in 0..n {
             for e in g.row(u) {
                 let v = g.col_ind()[e] as usize;
                 let s = row_ptr[v] as usize;
                 row_ptr[v] += 1;
                 tails[s] = u as i32;
-                for j in 0..k {
-                    weights[j * m + s] = g.column(j)[e];
-                }
+                slot_of[e] = s as u32;
             }
         }
         row_ptr.copy_within(0..n, 1);
         row_ptr[0] = 0;
+        super::resize_for_overwrite(&mut weights, m * k);
+        for j in 0..k {
+            let col = g.column(j);
+            let out = &mut weights[j * m..(j + 1) * m];
+            for e in 0..m {
+                out[slot_of[e] as usize] = col[e];
+            }
+        }
         InEdges { row_ptr, tails, weights }
     }
 

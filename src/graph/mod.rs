@@ -20,6 +20,31 @@ pub use in_edges::InEdges;
 
 static NEXT_GRAPH_ID: AtomicU64 = AtomicU64::new(1);
 
+/// Empties `v` and makes room for `len` entries in the memory it has, if it has enough; returns
+/// true when it had to allocate. It then takes 1/32 more than `len`, so that a graph growing by a
+/// few edges a batch does not reallocate every batch (nor double, as `reserve` would: the spare
+/// arrays of a stream of batches held twice their size).
+pub(crate) fn reserve_for<T>(v: &mut Vec<T>, len: usize) -> bool {
+    v.clear();
+    let grows = v.capacity() < len;
+    if grows {
+        v.reserve_exact(len + len / 32);
+    }
+    grows
+}
+
+/// Makes `v` `len` entries long for a caller that overwrites every one: what it held is kept
+/// where it still fits (zeroing recycled arrays would be one more pass over them), any new entries
+/// are zero; returns true when it had to allocate (as [`reserve_for`]).
+pub(crate) fn resize_for_overwrite<T: Copy + Default>(v: &mut Vec<T>, len: usize) -> bool {
+    let grows = v.capacity() < len;
+    if grows {
+        reserve_for(v, len);
+    }
+    v.resize(len, T::default());
+    grows
+}
+
 /// A directed graph with K weight columns, maintained under batches of changes.
 #[derive(Debug)]
 pub struct Graph {
