@@ -219,6 +219,25 @@ pub(crate) unsafe trait Versioned: Copy {
     fn defaults() -> Self;
 }
 
+/// `Versioned` for an output struct (`#[derive(Default)]`) whose defaults are zeros but for its
+/// `struct_size`: `versioned_output!(type)`, after a `// SAFETY:` comment saying why the type meets
+/// the trait's contract.
+macro_rules! versioned_output {
+    ($t:ident) => {
+        unsafe impl $crate::ffi::boundary::Versioned for $t {
+            const V1_SIZE: usize = std::mem::size_of::<$t>();
+            const NAME: &'static str = stringify!($t);
+            fn defaults() -> Self {
+                $t {
+                    struct_size: std::mem::size_of::<Self>(),
+                    ..Default::default()
+                }
+            }
+        }
+    };
+}
+pub(crate) use versioned_output;
+
 fn check_struct_size<T: Versioned>(size: usize, func: &str) -> FfiResult<()> {
     if size < T::V1_SIZE {
         return Err(invalid(format!(

@@ -8,6 +8,7 @@
 //! handle keeps the host CSR, to which every batch is applied as well, so `dyng_graph_info` and
 //! `dyng_graph_copy_csr` answer host-side (no CHECKPOINT round trip).
 
+use super::boundary::versioned_output;
 use super::boundary::{
     guard, index, invalid, non_null, output_size, read_versioned, slice, slice_mut,
     write_versioned, FfiResult, Versioned,
@@ -131,16 +132,7 @@ pub struct dyng_graph_info_t {
 }
 
 // SAFETY: repr(C), starts with `usize struct_size`, plain integers.
-unsafe impl Versioned for dyng_graph_info_t {
-    const V1_SIZE: usize = std::mem::size_of::<dyng_graph_info_t>();
-    const NAME: &'static str = "dyng_graph_info_t";
-    fn defaults() -> Self {
-        dyng_graph_info_t {
-            struct_size: std::mem::size_of::<Self>(),
-            ..Default::default()
-        }
-    }
-}
+versioned_output!(dyng_graph_info_t);
 
 /// Borrows graph handle `g`.
 ///

@@ -10,6 +10,7 @@
 //! (`remote.rs`). A worker result's stats are read with STATS only when a caller asks for them.
 
 use super::batch::{batch_view, dyng_batch_t};
+use super::boundary::versioned_output;
 use super::boundary::{
     guard, invalid, non_null, output_size, read_versioned, slice, write_versioned, FfiResult,
     Versioned,
@@ -72,16 +73,7 @@ pub struct dyng_update_stats_t {
 }
 
 // SAFETY: repr(C), starts with `usize struct_size`, integers and C bools.
-unsafe impl Versioned for dyng_update_stats_t {
-    const V1_SIZE: usize = std::mem::size_of::<dyng_update_stats_t>();
-    const NAME: &'static str = "dyng_update_stats_t";
-    fn defaults() -> Self {
-        dyng_update_stats_t {
-            struct_size: std::mem::size_of::<Self>(),
-            ..Default::default()
-        }
-    }
-}
+versioned_output!(dyng_update_stats_t);
 
 pub(crate) fn stats_to_c(s: &UpdateStats) -> dyng_update_stats_t {
     dyng_update_stats_t {
@@ -183,16 +175,7 @@ pub struct dyng_result_info_t {
 }
 
 // SAFETY: repr(C), starts with `usize struct_size`, integers and C bools.
-unsafe impl Versioned for dyng_result_info_t {
-    const V1_SIZE: usize = std::mem::size_of::<dyng_result_info_t>();
-    const NAME: &'static str = "dyng_result_info_t";
-    fn defaults() -> Self {
-        dyng_result_info_t {
-            struct_size: std::mem::size_of::<Self>(),
-            ..Default::default()
-        }
-    }
-}
+versioned_output!(dyng_result_info_t);
 
 fn positive_delta(delta: i64, func: &str) -> FfiResult<Option<i64>> {
     match delta {
