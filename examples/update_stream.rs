@@ -1,11 +1,12 @@
 //! A stream of batches applied to one graph, the way a routing service runs dyng: every batch is
 //! drawn from the current state by the original change generator (seeds 1, 2, ...), then one
-//! MOSP update (K trees and the combined tree) brings the result up to date. Prints the median of
-//! the update end to end, of its apply and of its preparation (building the reverse graph when a
-//! repair needs it), over the stream.
+//! MOSP update (K trees and the combined tree) brings the result up to date. Prints the medians,
+//! over the stream, of the update end to end, of its apply, of its preparation (building the
+//! reverse graph when a repair needs it), of the K trees' engine times and of the combine step.
 //!
 //! `update_stream [threads] [batch] [graph] [size] [count]`: threads (1); batch `safe`, `unsafe`
-//! or `local`; graph `usroads` (bundled, source 531) or `grid` (1000x1000, source 0); size of each
+//! or `local`; graph `usroads` (bundled, source 531), `grid` (1000x1000, source 0) or `rgg`
+//! (rgg_n_2_20, source 0); size of each
 //! batch (10000); batches in the stream (12).
 
 use dyng::io::changegen::{generate_changes, ChangeOptions};
@@ -26,6 +27,7 @@ fn main() -> dyng::Result<()> {
     let kind = arg(2).unwrap_or("local");
     let (t, source, hops) = match arg(3).unwrap_or("usroads") {
         "grid" => (graphgen::grid(1000, 1000, 3, 1, 100, 12345)?, 0, 110),
+        "rgg" => (graphgen::rgg(20, 3, 1, 100, 12345)?, 0, 110),
         _ => {
             let root = Path::new(env!("CARGO_MANIFEST_DIR"));
             (mtx::mtx_to_csr(&root.join("data/road-usroads.mtx"), 3, 1, 100, 12345)?.0, 531, 100)
@@ -36,7 +38,7 @@ fn main() -> dyng::Result<()> {
     let res = Resources::parallel(threads)?;
     let mut g = Graph::new(Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor)?);
     let mut m = MospResult::compute(&res, &g, source, &MospOptions::default())?;
-    let (mut total, mut apply, mut prepare) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut total, mut apply, mut prepare, mut engines, mut combine) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for seed in 1..=count {
         let opt = ChangeOptions {
             changes: size,
@@ -52,12 +54,16 @@ fn main() -> dyng::Result<()> {
         total.push(clock.elapsed().as_secs_f64() * 1e3);
         apply.push(timings.apply_ns as f64 / 1e6);
         prepare.push(timings.prepare_ns as f64 / 1e6);
+        engines.push(m.objective_stats().iter().map(|s| s.elapsed_ns as f64 / 1e6).sum::<f64>());
+        combine.push(m.combine_stats().elapsed_ns as f64 / 1e6);
     }
     println!(
-        "{count} updates: median {:.2} ms end to end, apply {:.2} ms, prepare {:.2} ms; pool {:.1} B/vertex",
+        "{count} updates: median {:.2} ms end to end, apply {:.2} ms, prepare {:.2} ms, K trees {:.2} ms, combine {:.2} ms; pool {:.1} B/vertex",
         median(total),
         median(apply),
         median(prepare),
+        median(engines),
+        median(combine),
         res.workspace_bytes() as f64 / g.n() as f64
     );
     Ok(())
