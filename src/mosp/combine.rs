@@ -6,6 +6,7 @@
 
 use super::preferences::Preferences;
 use crate::error::Result;
+use crate::graph::{reserve_for, resize_for_overwrite};
 use crate::resources::{PooledWorkspace, Resources};
 use crate::sssp::{default_delta, engine, with_exec, UpdateStats, Workspace};
 
@@ -28,17 +29,18 @@ impl PooledWorkspace for CombineWorkspace {
 }
 
 impl CombineWorkspace {
-    /// Makes room for `n` vertices and `k` trees; true when it had to allocate.
+    /// Makes room for `n` vertices and `k` trees, `row_ptr` zeroed; true when it had to allocate.
+    /// The other arrays keep what they held: the build overwrites every entry it reads.
     fn reserve(&mut self, n: usize, k: usize) -> bool {
         let grew = self.row_ptr.capacity() < n + 1 || self.col_ind.capacity() < n * k;
         self.row_ptr.clear();
         self.row_ptr.resize(n + 1, 0);
-        self.cursor.clear();
-        self.cursor.resize(n + 1, 0);
-        self.col_ind.clear();
-        self.col_ind.reserve(n * k);
-        self.weights.clear();
-        self.weights.reserve(n * k);
+        resize_for_overwrite(&mut self.cursor, n + 1);
+        for a in [&mut self.col_ind, &mut self.weights] {
+            if a.capacity() < n * k {
+                reserve_for(a, n * k);
+            }
+        }
         grew
     }
 }
@@ -59,7 +61,7 @@ pub struct CombineStats {
 }
 
 /// The weight of edge (parents[k][v], v) if this is its first occurrence among the trees.
-#[inline]
+#[inline(always)]
 fn first_occurrence_weight(parents: &[&[i32]], v: usize, k: usize, terms: &[i64], base: i64) -> Option<i64> {
     let p = parents[k][v];
     if p < 0 || parents[..k].iter().any(|t| t[v] == p) {
@@ -113,8 +115,10 @@ pub(crate) fn combine_and_solve(
     }
     let edges = cw_ref.row_ptr[n] as usize;
     cw_ref.cursor.copy_from_slice(&cw_ref.row_ptr);
-    cw_ref.col_ind.resize(edges, 0);
-    cw_ref.weights.resize(edges, 0);
+    // Each slot below is written once (a vertex's first-occurrence edges, one per distinct
+    // parent), so what the arrays held need not be cleared.
+    resize_for_overwrite(&mut cw_ref.col_ind, edges);
+    resize_for_overwrite(&mut cw_ref.weights, edges);
     for v in (0..n).filter(|&v| v != source) {
         for j in 0..k {
             if let Some(w) = first_occurrence_weight(parents, v, j, &terms, base) {
