@@ -519,3 +519,31 @@ fn the_estimate_counts_invalidated_vertices_below_an_improving_head() {
     let error = (adaptive.invalidated - never.invalidated).unsigned_abs() as f64 / 8191.0;
     assert!(error < 0.15, "estimate {} for {}", adaptive.invalidated, never.invalidated);
 }
+
+#[test]
+fn a_mosp_update_repairs_its_combined_tree_into_the_one_a_fresh_combine_builds() {
+    // 4,900 vertices (the adaptive policy's size), batches drawn by the original generator from
+    // the current state, local ones repaired: after each update the combined tree and the path
+    // costs equal those of a MOSP computed on the updated graph, on one thread and on two.
+    use dyng::io::changegen::{generate_changes, ChangeOptions};
+    for threads in [1, 2] {
+        let res = Resources::parallel(threads).unwrap();
+        let mut g = grid_graph(70, 3);
+        let mut m = MospResult::compute(&res, &g, 0, &MospOptions::default()).unwrap();
+        let mut repaired = 0;
+        for seed in 1..=8 {
+            let opt = ChangeOptions { changes: 40, seed, safe: seed % 2 == 0, local_hops: if seed % 4 < 2 { 6 } else { 0 }, ..Default::default() };
+            let (b, _) = generate_changes(g.csr(), &opt).unwrap();
+            dyng::update(&res, &mut g, &b.view(), &mut [(&mut m).into()]).unwrap();
+            let fresh = MospResult::compute(&res, &g, 0, &MospOptions::default()).unwrap();
+            assert_eq!(m.combined_distances(), fresh.combined_distances(), "seed {seed}");
+            assert_eq!(m.combined_parents(), fresh.combined_parents(), "seed {seed}");
+            assert_eq!(m.path_costs(), fresh.path_costs(), "seed {seed}");
+            let search = m.combine_stats().search;
+            if !search.fallback_used && search.pushes < g.n() as i64 / 2 {
+                repaired += 1;
+            }
+        }
+        assert!(repaired >= 2, "{threads} threads: {repaired} combined trees repaired");
+    }
+}

@@ -2,7 +2,7 @@
 //! graphs with parallel edges and self-loops, random batches, on every engine.
 
 use dyng::graph::dijkstra::dijkstra;
-use dyng::{Batch, Csr, Graph, Resources, ResultMut, SsspOptions, SsspResult};
+use dyng::{Batch, Csr, Graph, MospOptions, MospResult, Resources, ResultMut, SsspOptions, SsspResult};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -107,6 +107,28 @@ proptest! {
             dyng::update(&res, &mut g, &b2.view(), &mut refs).unwrap();
             for r in &rs {
                 assert_oracle(g.csr(), r)?;
+            }
+        }
+    }
+
+    /// A MOSP result updated by two batches (its combined tree repaired on the parallel engines)
+    /// equals one computed on the final graph: trees, combined tree and path costs.
+    #[test]
+    fn mosp_updates_equal_a_fresh_mosp(c in case()) {
+        for res in engines() {
+            let mut g = graph_of(&c);
+            let mut m = MospResult::compute(&res, &g, c.source, &MospOptions::default()).unwrap();
+            let mut b2 = Batch::new(c.k);
+            for (u, v, w) in c.batch_ins.iter().rev() {
+                b2.delete(*u, *v);
+                b2.insert(*v, *u, w);
+            }
+            for b in [batch_of(&c), b2] {
+                dyng::update(&res, &mut g, &b.view(), &mut [(&mut m).into()]).unwrap();
+                let fresh = MospResult::compute(&res, &g, c.source, &MospOptions::default()).unwrap();
+                prop_assert_eq!(m.combined_distances(), fresh.combined_distances());
+                prop_assert_eq!(m.combined_parents(), fresh.combined_parents());
+                prop_assert_eq!(m.path_costs(), fresh.path_costs());
             }
         }
     }

@@ -44,6 +44,9 @@ pub struct MospResult {
     pub(crate) costs: Arc<Vec<i64>>,
     pub(crate) kg: usize,
     pub(crate) combine_stats: CombineStats,
+    /// The combined tree is that of the current trees (set by a successful combine; a failed one
+    /// leaves it false, and the next combine solves from scratch).
+    pub(crate) combined_current: bool,
 }
 
 fn resolve_k(graph: &Graph, k: Option<usize>) -> Result<usize> {
@@ -142,6 +145,7 @@ impl MospResult {
             costs: Arc::new(Vec::new()),
             kg: graph.k(),
             combine_stats: CombineStats::default(),
+            combined_current: false,
         };
         let mut ws = lease_workspace(res, graph.n());
         r.recombine(res, graph, &mut ws)?;
@@ -149,13 +153,19 @@ impl MospResult {
         Ok(r)
     }
 
-    /// Rebuilds the combined graph from the current trees, solves it, and recomputes path costs.
+    /// Rebuilds the combined graph from the current trees, solves it (repairs the combined tree
+    /// of the trees before their update, when it holds one), and recomputes path costs.
     pub(crate) fn recombine(&mut self, res: &Resources, graph: &Graph, ws: &mut Workspace) -> Result<()> {
+        // A tree recomputed by its update changed too much for a repair of the combined tree
+        // to pay (its adaptive policy found a third of it or more to search): solve afresh.
+        let repaired = self.trees.iter().all(|t| !t.stats.fallback_used);
+        let previous = std::mem::take(&mut self.combined_current) && repaired;
         let parents: Vec<&[i32]> = self.trees.iter().map(|t| t.parents()).collect();
         let dist = Arc::make_mut(&mut self.combined_dist);
         let parent = Arc::make_mut(&mut self.combined_parent);
         self.combine_stats =
-            combine::combine_and_solve(res, &parents, self.source, &self.prefs, ws, dist, parent)?;
+            combine::combine_and_solve(res, &parents, self.source, &self.prefs, ws, dist, parent, previous)?;
+        self.combined_current = true;
         costs::path_costs(graph.csr(), parent, self.source, Arc::make_mut(&mut self.costs))
     }
 

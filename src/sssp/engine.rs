@@ -74,7 +74,7 @@ fn atomic_i32(s: &mut [i32]) -> &[AtomicI32] {
 }
 
 #[inline]
-pub(super) fn is_finite(d: i64) -> bool {
+pub(crate) fn is_finite(d: i64) -> bool {
     d < DISTANCE_INF / 2
 }
 

@@ -35,6 +35,9 @@ pub(crate) trait Exec: Sync {
     /// True when loops run in index order on one thread (the reference schedule, whose counters
     /// depend on list orders).
     fn ordered(&self) -> bool;
+    /// True for the sequential reference, whose counters reproduce the originals' (a one-thread
+    /// parallel executor is ordered too, but free to choose other schedules).
+    fn reference(&self) -> bool;
     /// Runs `f` on every member of a team at the same time (one member when sequential, or
     /// when the graph has fewer than [`TEAM_MIN_VERTICES`] vertices: `n`).
     fn team<F: Fn(&Team<'_>) + Sync>(&self, n: usize, f: F);
@@ -189,6 +192,9 @@ impl Exec for Sequential {
     fn ordered(&self) -> bool {
         true
     }
+    fn reference(&self) -> bool {
+        true
+    }
     fn for_chunks<F: Fn(Range<usize>) + Sync + Send>(&self, len: usize, _grain: usize, f: F) {
         f(0..len)
     }
@@ -271,6 +277,9 @@ impl Exec for Parallel<'_> {
     }
     fn ordered(&self) -> bool {
         self.pool.current_num_threads() == 1
+    }
+    fn reference(&self) -> bool {
+        false
     }
     fn for_chunks<F: Fn(Range<usize>) + Sync + Send>(&self, len: usize, grain: usize, f: F) {
         if len < INLINE_BELOW || grain >= len || self.pool.current_num_threads() == 1 {
