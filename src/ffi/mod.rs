@@ -1,6 +1,6 @@
 //! The C ABI (`libdyng`): a thin, safe boundary over the Rust API, described by `include/dyng.h`.
 //!
-//! Every exported function runs through [`boundary::guard`] (panics caught, errors mapped to a
+//! Every exported function runs through `boundary::guard` (panics caught, errors mapped to a
 //! stable `dyng_status_t`, the message kept per thread), checks its pointers, enums and handle tags,
 //! and writes outputs only on success. Conventions and names follow `spec/c-api.md`; there is one
 //! file per handle type. The header is generated from this module by cbindgen.

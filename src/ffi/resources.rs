@@ -3,7 +3,7 @@
 //! A handle wraps a [`Resources`] (an `Arc`), so `dyng_resources_clone` is cheap and clones share
 //! the pools. Options arrive in a `struct_size`-versioned struct; backends and isolation modes that
 //! this build lacks are refused with `DYNG_ERR_NOT_SUPPORTED` and a message saying so. Under
-//! `DYNG_ISOLATION_WORKER` the handle also holds a [`WorkerRes`] (shared by clones): graphs,
+//! `DYNG_ISOLATION_WORKER` the handle also holds a `WorkerRes` (shared by clones): graphs,
 //! results and the pool calls are forwarded to a `dyng-worker` process (see `remote.rs`).
 
 use super::boundary::{guard, guard_or, invalid, non_null, read_versioned, FfiResult, Versioned};

@@ -5,7 +5,7 @@
 //! pointers into `ResultMut`s, refusing repeated pointers because two `&mut` to one result would
 //! alias.
 //!
-//! Under worker isolation a result handle holds a [`RemoteRes`] (the worker's result id and the
+//! Under worker isolation a result handle holds a `RemoteRes` (the worker's result id and the
 //! shape known host-side); compute, adoption, update, info, path and free are forwarded
 //! (`remote.rs`). A worker result's stats are read with STATS only when a caller asks for them.
 

@@ -1,7 +1,7 @@
 //! `dyng_sosp_update_arrays`: the drop-in per-objective update for MOSP-style code.
 //!
 //! Such code keeps its own CSR (one objective) and tree arrays and calls an update per objective
-//! after applying a batch itself. The call copies the graph into a validated [`Csr`], runs the
+//! after applying a batch itself. The call copies the graph into a validated [`Csr`](crate::Csr), runs the
 //! engine on copies of the tree arrays and writes them back only on success, so a failed call
 //! leaves the caller's arrays as they were.
 

@@ -2,7 +2,7 @@
 //!
 //! It is deliberately simple, sequential and independent of the update engines, so that tests can
 //! compare every engine against it and benchmarks can use it as the from-scratch baseline. The
-//! parent of v is the lowest-id in-neighbour u with d[u] + w(u, v) = d[v], over all parallel copies.
+//! parent of v is the lowest-id in-neighbour u with `d[u] + w(u, v) = d[v]`, over all parallel copies.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

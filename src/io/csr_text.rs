@@ -2,7 +2,7 @@
 //!
 //! The reader follows the original's token rules and reports the first error in the original's check
 //! order (spec 1.4), naming path, line and column; the writer produces the original's exact bytes.
-//! The small lexer shared by every text reader of `io` lives here too ([`lex`]).
+//! The small lexer shared by every text reader of `io` lives here too (`lex`).
 
 use std::path::{Path, PathBuf};
 

@@ -167,7 +167,7 @@ pub struct CombineStats {
     pub elapsed_ns: u64,
 }
 
-/// The weight of edge (parents[k][v], v) if this is its first occurrence among the trees.
+/// The weight of edge `(parents[k][v], v)` if this is its first occurrence among the trees.
 #[inline(always)]
 fn first_occurrence_weight(parents: &[&[i32]], v: usize, k: usize, terms: &[i64], base: i64) -> Option<i64> {
     let p = parents[k][v];
