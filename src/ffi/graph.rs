@@ -8,10 +8,9 @@
 //! handle keeps the host CSR, to which every batch is applied as well, so `dyng_graph_info` and
 //! `dyng_graph_copy_csr` answer host-side (no CHECKPOINT round trip).
 
-use super::boundary::versioned_output;
 use super::boundary::{
     guard, index, invalid, non_null, output_size, read_versioned, slice, slice_mut,
-    write_versioned, FfiResult, Versioned,
+    versioned_output, write_versioned, FfiResult, Versioned,
 };
 use super::consts::*;
 use super::handle::{self, impl_handle};

@@ -10,10 +10,9 @@
 //! (`remote.rs`). A worker result's stats are read with STATS only when a caller asks for them.
 
 use super::batch::{batch_view, dyng_batch_t};
-use super::boundary::versioned_output;
 use super::boundary::{
-    guard, invalid, non_null, output_size, read_versioned, slice, write_versioned, FfiResult,
-    Versioned,
+    guard, invalid, non_null, output_size, read_versioned, slice, versioned_output,
+    write_versioned, FfiResult, Versioned,
 };
 use super::consts::*;
 use super::graph::{dyng_graph_t, graph_handle, vertex, GraphHandle};

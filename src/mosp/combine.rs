@@ -182,7 +182,8 @@ fn first_occurrence_weight(parents: &[&[i32]], v: usize, k: usize, terms: &[i64]
 }
 
 /// Repairs the old combined tree `dist`/`parent` into the canonical tree of the combined graph
-/// `out`, from the changes `scratch.prepare` listed (the adaptive policy may recompute instead).
+/// `out`, from the in-edges and changes in `scratch` (`Repair::build_in_edges`, `Repair::diff`);
+/// the adaptive policy may recompute instead.
 #[allow(clippy::too_many_arguments)]
 fn repair<E: Exec>(
     e: &E,

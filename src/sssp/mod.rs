@@ -122,9 +122,8 @@ impl Fallback {
     /// The engine's policy for a run on `n` vertices. Recomputing is only allowed for a
     /// canonical tree: it gives the canonical tree, which an update of a canonical tree also
     /// gives, so the result is bit-identical either way.
-    /// `delta`: the result's own Delta; without one a recompute takes the updated graph's default.
-    ///
-    /// `fresh_delta`: the Delta a recompute takes, when it is not the run's own.
+    /// `fresh_delta`: the Delta a recompute takes when it is not the run's own (the updated
+    /// graph's default, for a result without a Delta of its own).
     pub(crate) fn policy(self, n: usize, canonical: bool, static_pushes: Option<i64>, fresh_delta: Option<i64>) -> Option<engine::Adaptive> {
         match (self, canonical) {
             (_, false) | (Fallback::Never, _) => None,

@@ -212,8 +212,8 @@ fn sample(q: &Question<'_>, marks: &Verdicts, need: usize, samples: usize) -> Sa
     let n = q.dist.len();
     let (mut probes, mut reachable, mut rooted, mut affected, mut steps) = (0usize, 0usize, 0usize, 0usize, 0usize);
     let mut deepest = 0;
-    // The climbs of the next reachable probes, made together.
-    let mut group = [(0usize, Climb::default()); LANES];
+    // The next reachable probes and their climbs, made together; `next` is the one `v` is.
+    let (mut starts, mut climbs) = ([0usize; LANES], [Climb::default(); LANES]);
     let (mut next, mut filled) = (0, 0);
     while reachable < samples && probes < 4 * samples && steps <= n / 16 {
         if affected >= need && reachable >= PREDICT_SAMPLES / 2 {
@@ -228,7 +228,7 @@ fn sample(q: &Question<'_>, marks: &Verdicts, need: usize, samples: usize) -> Sa
         deepest = deepest.max(q.dist[v]);
         if next == filled {
             // `v` and the reachable probes after it, no more than the samples left.
-            let mut starts = [v; LANES];
+            starts[0] = v;
             let (mut k, mut ahead) = (1, probes);
             while k < LANES && reachable + k <= samples && ahead < 4 * samples {
                 let u = probe(ahead, n);
@@ -238,16 +238,12 @@ fn sample(q: &Question<'_>, marks: &Verdicts, need: usize, samples: usize) -> Sa
                     k += 1;
                 }
             }
-            let mut climbs = [Climb::default(); LANES];
             marks.climb(q, &starts[..k], &mut climbs[..k]);
-            for i in 0..k {
-                group[i] = (starts[i], climbs[i]);
-            }
             (next, filled) = (0, k);
         }
-        let (start, climb) = group[next];
+        debug_assert_eq!(starts[next], v);
+        let climb = climbs[next];
         next += 1;
-        debug_assert_eq!(start, v);
         steps += marks.settle(q, v, climb);
         let verdict = climb.verdict();
         rooted += verdict >> 1;
@@ -321,6 +317,7 @@ impl Verdicts {
     /// tree to the source or a vertex resolved before, counting the marks passed. Writes no
     /// stamp, so walks that meet share the path above and each counts all of it.
     fn climb(&self, q: &Question<'_>, starts: &[usize], out: &mut [Climb]) {
+        out.fill(Climb::default());
         let mut at = [0usize; LANES];
         at[..starts.len()].copy_from_slice(starts);
         let mut live = (1u32 << starts.len()) - 1;
