@@ -14,6 +14,7 @@ use super::buckets::{bucket_search, ring_size};
 use super::exec::{Exec, Team};
 use super::packing::{Packing, PACKED_INF};
 use super::predict::{predict_affected, Question};
+use super::prefetch::{prefetch_at, AHEAD};
 use super::stats::UpdateStats;
 use super::workspace::{Appender, VertexList, Workspace};
 use crate::error::{Error, Result};
@@ -295,7 +296,8 @@ pub(crate) fn update<'i, E: Exec>(
             ws.candidates.clear();
         }
         pack_old_tree(&run, ws, dist, parent, g0, list_in_pack)?;
-        for &v in changes.heads {
+        for (i, &v) in changes.heads.iter().enumerate() {
+            prefetch_at(&ws.stamp, changes.heads, i + AHEAD);
             if v as usize != source && exec.claim(&ws.stamp[v as usize], g0) {
                 ws.candidates.push(v);
             }
@@ -408,9 +410,15 @@ fn largest_distance<E: Exec>(exec: &E, dist: &[i64]) -> i64 {
 }
 
 /// The invalidation roots of a change list, with repeats: heads of changed edges that were their
-/// tree edge in `parent`.
-fn roots<'a>(c: &'a Changes<'_>, parent: &'a [i32]) -> impl Iterator<Item = usize> + 'a {
-    c.from.iter().zip(c.to).filter(|&(&from, &to)| parent[to as usize] == from).map(|(_, &to)| to as usize)
+/// tree edge in `parent`. `marks` is the array the caller marks the roots in: its lines are
+/// asked for ahead with `parent`'s (see `prefetch`).
+fn roots<'a, T>(c: &'a Changes<'_>, parent: &'a [i32], marks: &'a [T]) -> impl Iterator<Item = usize> + 'a {
+    let to = &c.to[..c.from.len()];
+    (0..to.len()).filter_map(move |i| {
+        prefetch_at(parent, to, i + AHEAD);
+        prefetch_at(marks, to, i + AHEAD);
+        (parent[to[i] as usize] == c.from[i]).then_some(to[i] as usize)
+    })
 }
 
 /// Top-down invalidation of a trusted tree. The invalidated vertices are the roots (heads of
@@ -439,7 +447,7 @@ fn invalidate_top_down<E: Exec>(
     g0: i32,
     gv: Option<i32>,
 ) -> Invalidation {
-    for to in roots(c, parent) {
+    for to in roots(c, parent, &ws.stamp) {
         if run.exec.claim(&ws.stamp[to], g0) {
             ws.candidates.push(to as i32);
         }
@@ -596,7 +604,7 @@ const TOUCHED: u8 = 1;
 /// Marks the roots (see [`roots`]) invalid. Returns how many distinct roots there are.
 fn mark_roots(ws: &Workspace, c: &Changes<'_>, parent: &[i32]) -> usize {
     let mut marked = 0;
-    for to in roots(c, parent) {
+    for to in roots(c, parent, &ws.state) {
         let state = &ws.state[to];
         if state.load(Relaxed) != INVALID {
             state.store(INVALID, Relaxed);

@@ -10,6 +10,7 @@ pub(crate) mod engine;
 pub(crate) mod exec;
 pub mod packing;
 mod predict;
+mod prefetch;
 pub mod stats;
 pub(crate) mod validate;
 pub mod workspace;

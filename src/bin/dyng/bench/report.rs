@@ -54,12 +54,12 @@ fn num(x: f64) -> String {
 pub fn json(suite: &str, cases: &[CaseResult], host: &Host) -> String {
     let mut s = format!("{{\"suite\": {}, \"machine\": {}, \"cases\": [\n", json_str(suite), machine_json(host));
     for (i, c) in cases.iter().enumerate() {
-        let _ = write!(
+        let _ = writeln!(
             s,
             "  {{\"graph\": {}, \"n\": {}, \"m\": {}, \"k\": {}, \"source\": {}, \"batch\": {}, \"size\": {}, \"inserts\": {}, \"deletes\": {}, \"threads\": {}, \
 \"update_ms\": {}, \"apply_ms\": {}, \"recompute_ms\": {}, \"dijkstra_ms\": {}, \"mosp_ms\": {}, \"mosp_compute_ms\": {}, \"mosp_recompute_ms\": {}, \
 \"update_over_recompute\": {}, \"recompute_over_dijkstra\": {}, \"affected\": {}, \"invalidated\": {}, \"fallback_used\": {}, \
-\"workspace_bytes_per_vertex\": {}, \"combine_bytes_per_vertex\": {}, \"graph_buffers_bytes_per_vertex\": {}, \"result_bytes_per_vertex\": {}, \"peak_rss_bytes\": {}}}{}\n",
+\"workspace_bytes_per_vertex\": {}, \"combine_bytes_per_vertex\": {}, \"graph_buffers_bytes_per_vertex\": {}, \"result_bytes_per_vertex\": {}, \"peak_rss_bytes\": {}}}{}",
             json_str(&c.graph), c.n, c.m, c.k, c.source, json_str(c.batch), c.size, c.inserts, c.deletes, c.threads,
             num(c.update_ms), num(c.apply_ms), num(c.recompute_ms), num(c.dijkstra_ms), num(c.mosp_ms), num(c.mosp_compute_ms), num(c.mosp_recompute_ms),
             num(c.update_ms / c.recompute_ms), num(c.recompute_ms / c.dijkstra_ms), c.affected, c.invalidated, c.fallback_used,
