@@ -31,7 +31,10 @@ fn some_batch(g: &Graph, seed: usize) -> Batch {
     b
 }
 
-fn snapshot(g: &Graph, rs: &[&SsspResult]) -> (Csr, u64, Vec<(Vec<i64>, Vec<i32>)>) {
+/// A graph's arrays, version and the trees of its results, to compare before and after.
+type Snapshot = (Csr, u64, Vec<(Vec<i64>, Vec<i32>)>);
+
+fn snapshot(g: &Graph, rs: &[&SsspResult]) -> Snapshot {
     (
         g.csr().clone(),
         g.version(),

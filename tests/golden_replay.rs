@@ -37,7 +37,10 @@ fn adopt(case: &Case, inp: &mut MospInputs) -> dyng::Result<Vec<SsspResult>> {
 }
 
 /// Runs a case through a MOSP result; returns (files, stats text).
-fn run_mosp(case: &Case, res: &Resources) -> dyng::Result<(Vec<(String, Vec<u8>)>, String)> {
+/// Output files by name, with their bytes.
+type Files = Vec<(String, Vec<u8>)>;
+
+fn run_mosp(case: &Case, res: &Resources) -> dyng::Result<(Files, String)> {
     let mut inp = read(case)?;
     let trees = adopt(case, &mut inp)?;
     let mut m = MospResult::from_trees(res, &inp.graph, case.source, trees, &case.pref)?;

@@ -100,8 +100,8 @@ fn sequential_counters_match_the_single_threaded_original() {
     let res = Resources::sequential();
     let m = run_case(&res, &[4, 1, 4]);
     let s = m.objective_stats();
-    for j in 0..2 {
-        assert_eq!((s[j].invalidated, s[j].iterations, s[j].epochs, s[j].pushes), (4, 1, 0, 4), "obj{j}");
+    for (j, s) in s[..2].iter().enumerate() {
+        assert_eq!((s.invalidated, s.iterations, s.epochs, s.pushes), (4, 1, 0, 4), "obj{j}");
     }
     assert_eq!((s[2].invalidated, s[2].iterations), (0, 0));
     let c = m.combine_stats().search;

@@ -74,8 +74,8 @@ fn view_and_copy_costs_on_a_million_vertices() {
     println!("  load_graph through worker      {load:9.1} ms");
     println!("  sssp compute in-process        {local_compute:9.1} ms");
     println!("  sssp compute through worker    {remote_compute:9.1} ms");
-    println!("  view dist+parent ({} MiB) LENT {:9.2} ms", 12 * side * side >> 20, median(view_ms));
-    println!("  copy dist ({} MiB) via worker   {:9.2} ms", 8 * side * side >> 20, median(copy_ms));
+    println!("  view dist+parent ({} MiB) LENT {:9.2} ms", (12 * side * side) >> 20, median(view_ms));
+    println!("  copy dist ({} MiB) via worker   {:9.2} ms", (8 * side * side) >> 20, median(copy_ms));
     println!("  copy dist in-process (to_vec)  {:9.2} ms", median(local_copy_ms));
     println!("  in-process snapshot (Arc)      {:9.2} us", median(snap_us));
     println!("  release + ack + small call     {:9.1} us", median(ack_us));

@@ -101,7 +101,7 @@ pub fn alive(pid: u32) -> bool {
     // A zombie has exited; only running processes count.
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|s| s.rsplit(')').next().map(|r| r.trim_start().chars().next() != Some('Z')))
+        .and_then(|s| s.rsplit(')').next().map(|r| !r.trim_start().starts_with('Z')))
         .unwrap_or(false)
 }
 
