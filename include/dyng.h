@@ -82,7 +82,8 @@
  * graphs with at least 4096 vertices only; results are bit-identical either way. When the
  * sample or the shortcut rule decides before any walk, `invalidated` in the stats is the
  * sample's estimate (a lower bound when a batch with more than n/8 changes was judged on a
- * subset of them).
+ * subset of them), or the number of distinct roots, a lower bound too, when the shortcut rule
+ * decided before the sample (it goes first when the tree's largest distance is known).
  */
 #define DYNG_FALLBACK_ADAPTIVE 0
 

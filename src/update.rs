@@ -332,6 +332,8 @@ impl Ctx<'_> {
                     to: changes.to,
                     heads: changes.heads,
                 };
+                // The device engine does not track the largest distance.
+                t.largest = None;
                 (cuda.sssp_update(self.res.workspaces(), dg, j, set, t.source, delta, f.max_weight, dist, parent)?, None)
             }
             (Prepared::Device(_), None) => {
@@ -349,7 +351,8 @@ impl Ctx<'_> {
             engine::OldTree::Trusted,
             ws,
             dist,
-            parent
+            parent,
+            &mut t.largest
         ))?,
         };
         let (stats, solved) = stats;
@@ -412,5 +415,45 @@ mod tests {
     fn the_reverse_graph_is_built_only_for_a_repair() {
         assert_eq!(builds_in_edges(Fallback::Never), (false, true));
         assert_eq!(builds_in_edges(Fallback::Always), (true, false));
+    }
+
+    /// The largest distance a result keeps for the shortcut rule is, whenever it is known, the
+    /// tree's largest finite distance, through a stream of repairs and recomputes (deletions
+    /// that cut vertices off, shortcuts that lower the farthest ones).
+    #[test]
+    fn a_known_largest_distance_is_the_trees_largest() {
+        use crate::io::changegen::{generate_changes, ChangeOptions};
+        let t = crate::io::graphgen::grid(70, 70, 1, 1, 100, 7).unwrap();
+        let csr = Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, crate::WeightLayout::EdgeMajor).unwrap();
+        for threads in [1, 2] {
+            let res = Resources::parallel(threads).unwrap();
+            let mut g = Graph::new(csr.clone());
+            let opt = SsspOptions { fallback: Fallback::Adaptive, ..Default::default() };
+            let mut r = SsspResult::compute(&res, &g, 0, 0, &opt).unwrap();
+            let truth = |r: &SsspResult| r.distances().iter().copied().filter(|&d| d != crate::DISTANCE_INF).max();
+            assert_eq!(r.largest, truth(&r));
+            let (mut known_after_repair, mut repairs) = (0, 0);
+            for step in 0..40u32 {
+                let change = ChangeOptions {
+                    changes: [20, 200, 2000][step as usize % 3],
+                    seed: 100 + step,
+                    safe: step % 4 == 0,
+                    local_hops: if step % 2 == 0 { 8 } else { 0 },
+                    source: 0,
+                    ..Default::default()
+                };
+                let (batch, _) = generate_changes(g.csr(), &change).unwrap();
+                let s = update_one(&res, &mut g, &batch.view(), &mut r).unwrap();
+                if let Some(l) = r.largest {
+                    assert_eq!(Some(l), truth(&r), "step {step}, {threads} threads");
+                }
+                if !s.fallback_used {
+                    repairs += 1;
+                    known_after_repair += r.largest.is_some() as usize;
+                }
+            }
+            // Repairs keep it known unless they lower the vertex that had it.
+            assert!(repairs >= 10 && known_after_repair * 2 > repairs, "{known_after_repair} of {repairs}");
+        }
     }
 }

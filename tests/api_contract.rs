@@ -509,18 +509,33 @@ fn a_deletion_above_most_of_the_tree_recomputes_with_an_estimated_count() {
 
 #[test]
 fn the_estimate_counts_invalidated_vertices_below_an_improving_head() {
-    // Deleting 0 -> 1 invalidates 4095 vertices; inserting 2 -> 3 shortens vertex 3, which lies
-    // below 1: the sampled vertices below 3 are below the root 1 as well, and count as
-    // invalidated in the estimate.
+    // Deleting 0 -> 1 invalidates 4095 vertices; inserting 2 -> 3 (weight 700) shortens vertex
+    // 3, which lies below 1, by 299, under the shortcut rule's 40 % of the largest distance
+    // (1011): the sample decides, and the sampled vertices below 3 are below the root 1 as
+    // well, and count as invalidated in the estimate.
     let mut b = Batch::new(1);
     b.delete(0, 1);
-    b.insert(2, 3, &[1]);
+    b.insert(2, 3, &[700]);
     let (adaptive, never, _, counted) = adaptive_and_never(1, b);
     assert_eq!(never.invalidated, 4095);
     assert_eq!(counted.invalidated, 4095);
     assert!(adaptive.fallback_used);
     let error = (adaptive.invalidated - never.invalidated).unsigned_abs() as f64 / 8191.0;
     assert!(error < 0.15, "estimate {} for {}", adaptive.invalidated, never.invalidated);
+}
+
+#[test]
+fn a_shortcut_that_decides_before_the_sample_reports_the_distinct_roots() {
+    // As above with weight 1: 3 gets shorter by 999, a shortcut. The tree's largest distance is
+    // known (it was computed), so the rule decides before any sample, and `invalidated` is the
+    // number of distinct roots, a lower bound (`AdaptiveCounted` still walks for the count).
+    let mut b = Batch::new(1);
+    b.delete(0, 1);
+    b.insert(2, 3, &[1]);
+    let (adaptive, never, static_pushes, counted) = adaptive_and_never(1, b);
+    assert!(adaptive.fallback_used && counted.fallback_used);
+    assert_eq!(adaptive.pushes, static_pushes, "not a single repair expansion");
+    assert_eq!((adaptive.invalidated, never.invalidated, counted.invalidated), (1, 4095, 4095));
 }
 
 #[test]

@@ -72,7 +72,8 @@ pub const DYNG_WORKER_CHECKSUMS: u64 = 1;
 /// graphs with at least 4096 vertices only; results are bit-identical either way. When the
 /// sample or the shortcut rule decides before any walk, `invalidated` in the stats is the
 /// sample's estimate (a lower bound when a batch with more than n/8 changes was judged on a
-/// subset of them).
+/// subset of them), or the number of distinct roots, a lower bound too, when the shortcut rule
+/// decided before the sample (it goes first when the tree's largest distance is known).
 pub const DYNG_FALLBACK_ADAPTIVE: u32 = 0;
 /// Always repair the tree incrementally.
 pub const DYNG_FALLBACK_NEVER: u32 = 1;

@@ -214,7 +214,9 @@ fn repair<E: Exec>(
         }),
     };
     let policy = Fallback::Adaptive.policy(n, true, None, None);
-    let (stats, _) = engine::update(e, out, inn, changes, source, delta, base, policy, engine::OldTree::Trusted, ws, dist, parent)?;
+    // The combined tree keeps no largest distance between updates: the shortcut rule takes its
+    // pass when it needs one.
+    let (stats, _) = engine::update(e, out, inn, changes, source, delta, base, policy, engine::OldTree::Trusted, ws, dist, parent, &mut None)?;
     Ok(stats)
 }
 
@@ -283,7 +285,7 @@ pub(crate) fn combine_and_solve(
         grew |= rep.diff(source, dist, parent);
         repair(e, out, rep, source, delta, base, ws, dist, parent)
     } else {
-        engine::compute(e, out, source, delta, base, ws, dist, parent)
+        engine::compute(e, out, source, delta, base, ws, dist, parent).map(|(stats, _)| stats)
     })?;
     if grew {
         res.workspaces().note_growth();

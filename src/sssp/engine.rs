@@ -111,6 +111,7 @@ impl<'a, E: Exec> Run<'a, E> {
 }
 
 /// Static solve from `source` (used for a fresh SSSP result and for the combined graph).
+/// Returns the stats and the tree's largest finite distance.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn compute<E: Exec>(
     exec: &E,
@@ -121,16 +122,17 @@ pub(crate) fn compute<E: Exec>(
     ws: &mut Workspace,
     dist: &mut [i64],
     parent: &mut [i32],
-) -> Result<UpdateStats> {
+) -> Result<(UpdateStats, i64)> {
     let n = out.row_ptr.len() - 1;
     check_run_args(n, source, delta, dist.len(), parent.len())?;
     let (run, mut stats) = Run::prepare(exec, out, source, delta, max_weight, ws)?;
     let mut gens = Generations(ws.generation);
     let shared: &Workspace = ws;
     solve_from_source(&run, shared, &mut gens, &mut stats);
-    stats.affected = unpack(&run, shared, &mut gens, dist, parent) as i64;
+    let (affected, largest) = unpack(&run, shared, &mut gens, dist, parent);
+    stats.affected = affected as i64;
     ws.generation = gens.0;
-    Ok(stats)
+    Ok((stats, largest))
 }
 
 /// The static search: every word INF but the source's, then near-far from the source.
@@ -189,6 +191,9 @@ pub(crate) struct Adaptive {
 /// tree: the static search yields the canonical tree, which the update also yields from a
 /// canonical input, so the result is bit-identical either way. Returns the stats and, when a
 /// static solve ran, its expansions.
+///
+/// `largest`: on entry the old tree's largest finite distance if known (the shortcut rule then
+/// needs no pass over the distances), on return the new tree's if known.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn update<'i, E: Exec>(
     exec: &E,
@@ -203,6 +208,7 @@ pub(crate) fn update<'i, E: Exec>(
     ws: &mut Workspace,
     dist: &mut [i64],
     parent: &mut [i32],
+    largest: &mut Option<i64>,
 ) -> Result<(UpdateStats, Option<i64>)> {
     let n = out.row_ptr.len() - 1;
     check_run_args(n, source, delta, dist.len(), parent.len())?;
@@ -215,7 +221,10 @@ pub(crate) fn update<'i, E: Exec>(
     let (run, mut stats) = Run::prepare(exec, out, source, delta, max_weight, ws)?;
     let mut gens = Generations(ws.generation);
     let shared: &Workspace = ws;
-    let result = (|| -> Result<Option<i64>> {
+    // The old tree's largest distance, once known (given, or taken by the shortcut rule).
+    let old_largest = std::cell::Cell::new(*largest);
+    // The search's expansions when it recomputed, and the new tree's largest distance if known.
+    let result = (|| -> Result<(Option<i64>, Option<i64>)> {
         let ws = shared;
         let recompute = |stats: &mut UpdateStats, gens: &mut Generations, dist: &mut [i64], parent: &mut [i32]| {
             stats.fallback_used = true;
@@ -230,8 +239,9 @@ pub(crate) fn update<'i, E: Exec>(
             };
             let run = Run { delta, ..run };
             solve_from_source(&run, ws, gens, stats);
-            stats.affected = unpack(&run, ws, gens, dist, parent) as i64;
-            Some(stats.pushes - before)
+            let (affected, largest) = unpack(&run, ws, gens, dist, parent);
+            stats.affected = affected as i64;
+            (Some(stats.pushes - before), Some(largest))
         };
         // Insertion heads counted as candidates by the policy: all of them, or the improving ones
         // when the prediction found them.
@@ -241,7 +251,14 @@ pub(crate) fn update<'i, E: Exec>(
         // valid side, to stop early when most of the tree is invalidated.
         let mut may_recompute = adaptive.is_some();
         if let (Some(a @ Adaptive { predict_share: Some(share), .. }), OldTree::Trusted) = (adaptive, old_tree) {
-            let largest = || largest_distance(exec, dist);
+            let largest = || match old_largest.get() {
+                Some(l) => l,
+                None => {
+                    let l = largest_distance(exec, dist);
+                    old_largest.set(Some(l));
+                    l
+                }
+            };
             let q = Question {
                 ws,
                 changes: &changes,
@@ -252,6 +269,7 @@ pub(crate) fn update<'i, E: Exec>(
                 share,
                 shortcut: a.shortcut,
                 largest: &largest,
+                largest_known: old_largest.get().is_some(),
             };
             let p = predict_affected(&q, &mut gens);
             heads = p.improving_heads;
@@ -316,15 +334,20 @@ pub(crate) fn update<'i, E: Exec>(
             }
             return Ok(recompute(&mut stats, &mut gens, dist, parent));
         }
-        stats.affected = if track {
-            unpack_touched(&run, ws, dist, parent)
+        let (affected, new_largest) = if track {
+            unpack_touched(&run, ws, dist, parent, old_largest.get())
         } else {
-            unpack(&run, ws, &mut gens, dist, parent)
-        } as i64;
-        Ok(None)
+            let (affected, l) = unpack(&run, ws, &mut gens, dist, parent);
+            (affected, Some(l))
+        };
+        stats.affected = affected as i64;
+        Ok((None, new_largest))
     })();
     ws.generation = gens.0;
-    result.map(|solved| (stats, solved))
+    *largest = None;
+    let (solved, new_largest) = result?;
+    *largest = new_largest;
+    Ok((stats, solved))
 }
 
 pub(crate) fn check_run_args(n: usize, source: usize, delta: i64, dl: usize, pl: usize) -> Result<()> {
@@ -1104,22 +1127,47 @@ fn relax_range<E: Exec>(
 }
 
 /// Writes back the words of the touched vertices (listed in `candidates`; every other word is
-/// the old tree's) and clears their flags; returns how many vertices changed.
-fn unpack_touched<E: Exec>(run: &Run<'_, E>, ws: &Workspace, dist: &mut [i64], parent: &mut [i32]) -> usize {
+/// the old tree's) and clears their flags; returns how many vertices changed and the new tree's
+/// largest finite distance where `old_largest`, the old tree's, tells it: the untouched
+/// vertices keep their distances, so the largest is the old one or a touched vertex's new one,
+/// unless a touched vertex held the old largest and lost it (then `None`).
+fn unpack_touched<E: Exec>(
+    run: &Run<'_, E>,
+    ws: &Workspace,
+    dist: &mut [i64],
+    parent: &mut [i32],
+    old_largest: Option<i64>,
+) -> (usize, Option<i64>) {
     let p = run.packing;
     let changed = AtomicUsize::new(0);
+    let (top, lost) = (AtomicI64::new(0), AtomicBool::new(false));
+    let held = old_largest.unwrap_or(DISTANCE_INF);
     let dist_a = atomic_i64(dist);
     let parent_a = atomic_i32(parent);
     run.exec.for_chunks(ws.candidates.len(), GRAIN_VERTICES, |r| {
-        let mut local = 0;
+        let (mut local, mut local_top, mut local_lost) = (0, 0, false);
         for i in r {
             let v = ws.candidates.get(i) as usize;
             ws.state[v].store(UNKNOWN, Relaxed);
-            local += write_word(p, ws.packed[v].load(Relaxed), &dist_a[v], &parent_a[v]);
+            let w = ws.packed[v].load(Relaxed);
+            let d = if w == PACKED_INF { DISTANCE_INF } else { p.dist(w) as i64 };
+            local_lost |= dist_a[v].load(Relaxed) == held && (w == PACKED_INF || d < held);
+            if w != PACKED_INF {
+                local_top = local_top.max(d);
+            }
+            local += write_word(p, w, &dist_a[v], &parent_a[v]);
         }
         changed.fetch_add(local, Relaxed);
+        top.fetch_max(local_top, Relaxed);
+        if local_lost {
+            lost.store(true, Relaxed);
+        }
     });
-    changed.into_inner()
+    let largest = match old_largest {
+        Some(l) if !lost.into_inner() => Some(l.max(top.into_inner())),
+        _ => None,
+    };
+    (changed.into_inner(), largest)
 }
 
 /// Writes one packed word back as distance and parent; 1 if they changed, else 0.
@@ -1138,38 +1186,50 @@ fn write_word(p: Packing, w: u64, dist: &AtomicI64, parent: &AtomicI32) -> usize
     1
 }
 
-/// Writes the words back as distances and parents; returns how many vertices changed.
+/// Writes the words back as distances and parents; returns how many vertices changed and the
+/// largest finite distance (taken on the way: the loop reads every word anyway).
 fn unpack<E: Exec>(
     run: &Run<'_, E>,
     ws: &Workspace,
     gens: &mut Generations,
     dist: &mut [i64],
     parent: &mut [i32],
-) -> usize {
+) -> (usize, i64) {
     let p = run.packing;
     let n = dist.len();
     let changed = AtomicUsize::new(0);
+    let largest = AtomicI64::new(0);
     let dist_a = atomic_i64(dist);
     let parent_a = atomic_i32(parent);
     if p.packed_parents() {
         run.exec.for_chunks(n, GRAIN_VERTICES, |r| {
-            let mut local = 0;
+            let (mut local, mut top) = (0, 0);
             for v in r {
-                local += write_word(p, ws.packed[v].load(Relaxed), &dist_a[v], &parent_a[v]);
+                let w = ws.packed[v].load(Relaxed);
+                // Words order by distance first, so the largest finite word has the largest
+                // distance.
+                if w != PACKED_INF {
+                    top = top.max(w);
+                }
+                local += write_word(p, w, &dist_a[v], &parent_a[v]);
             }
             changed.fetch_add(local, Relaxed);
+            largest.fetch_max(p.dist(top) as i64, Relaxed);
         });
-        return changed.into_inner();
+        return (changed.into_inner(), largest.into_inner());
     }
     // Distance-only mode: parents are the lowest tight in-neighbours, found by offering every
     // tight edge to its head. The old parents are kept in the stamp array meanwhile (stamps are
     // reset afterwards, which the generation counter allows at any time).
     let source = run.source;
     run.exec.for_chunks(n, GRAIN_VERTICES, |r| {
-        let mut local = 0;
+        let (mut local, mut top) = (0, 0);
         for v in r {
             let w = ws.packed[v].load(Relaxed);
             let d = if w == PACKED_INF { DISTANCE_INF } else { w as i64 };
+            if w != PACKED_INF {
+                top = top.max(d);
+            }
             if dist_a[v].load(Relaxed) != d {
                 local += 1;
                 ws.stamp[v].store(i32::MIN, Relaxed); // never equal to a parent: counted already
@@ -1181,6 +1241,7 @@ fn unpack<E: Exec>(
             parent_a[v].store(if none { -1 } else { i32::MAX }, Relaxed);
         }
         changed.fetch_add(local, Relaxed);
+        largest.fetch_max(top, Relaxed);
     });
     let out = run.out;
     run.exec.for_chunks(n, GRAIN_VERTICES, |r| {
@@ -1208,5 +1269,5 @@ fn unpack<E: Exec>(
         changed.fetch_add(local, Relaxed);
     });
     gens.0 = 0;
-    changed.into_inner()
+    (changed.into_inner(), largest.into_inner())
 }

@@ -89,11 +89,14 @@ pub enum Fallback {
     /// during the repair, once it has expanded as many vertices as the tree's last static solve
     /// did. Graphs below [`ADAPTIVE_MIN_VERTICES`] always update.
     ///
-    /// The shortcut rule too is checked before any walk, for a result's own tree. When the
-    /// sample or the rule decides, the exact walk does not run and `UpdateStats::invalidated` is
-    /// the sample's estimate: from 32 to 64 vertices, and for a batch with more than n/8
-    /// changes possibly from an even subset of its changes (then it counts the vertices below
-    /// that subset's roots only, a lower bound: bremen safe 50K reads 24K of 33K).
+    /// The shortcut rule too is checked before any walk, for a result's own tree, and before the
+    /// sample when the tree's largest distance is known (every computed or adopted tree, and
+    /// most repaired ones). When the sample or the rule decides, the exact walk does not run
+    /// and `UpdateStats::invalidated` is the sample's estimate: from 32 to 64 vertices, and for
+    /// a batch with more than n/8 changes possibly from an even subset of its changes (then it
+    /// counts the vertices below that subset's roots only, a lower bound: bremen safe 50K reads
+    /// 24K of 33K). When the rule decides before the sample, it is the number of distinct
+    /// roots, a lower bound too.
     #[default]
     Adaptive,
     /// As `Adaptive`, but the invalidated subtrees are always walked, so that
@@ -179,6 +182,11 @@ pub struct SsspResult {
     /// Expansions of this tree's last static solve on the host: the yardstick against which
     /// the adaptive update measures a repair (`None` for an adopted tree).
     pub(crate) static_pushes: Option<i64>,
+    /// The largest finite distance, where the host engines know it: taken by every solve's
+    /// write-back or at adoption and kept through repairs (see `engine::update`); `None` after
+    /// the CUDA engine, or after a repair that lowered the vertex that had it. Spares the
+    /// shortcut rule of the adaptive update a pass over every distance (50 us on usroads).
+    pub(crate) largest: Option<i64>,
 }
 
 /// Refuses an objective index outside `[0, k)` (every engine and entry point).
@@ -212,14 +220,12 @@ fn check_delta(delta: Option<i64>) -> Result<()> {
     }
 }
 
+/// What `solve` returns: the tree's distances and parents, the stats, and the largest finite
+/// distance where the engine took it (the host engines do).
+type Solved = (Vec<i64>, Vec<i32>, UpdateStats, Option<i64>);
+
 /// Static solve of objective `j` of `g` from `source` into fresh arrays, on a leased workspace.
-pub(crate) fn solve(
-    res: &Resources,
-    g: &Csr,
-    j: usize,
-    source: usize,
-    delta: Option<i64>,
-) -> Result<(Vec<i64>, Vec<i32>, UpdateStats)> {
+pub(crate) fn solve(res: &Resources, g: &Csr, j: usize, source: usize, delta: Option<i64>) -> Result<Solved> {
     let n = g.n();
     let delta = delta.unwrap_or_else(|| graph_delta(g, j));
     // Filled here, on the calling thread, rather than zeroed: zeroed arrays of this size are
@@ -231,10 +237,10 @@ pub(crate) fn solve(
     if let Some(cuda) = res.cuda() {
         let dg = cuda.upload_graph(g)?;
         let stats = cuda.sssp_compute(res.workspaces(), &dg, j, source, Some(delta), &mut dist, &mut parent)?;
-        return Ok((dist, parent, stats));
+        return Ok((dist, parent, stats, None));
     }
     let mut ws = lease_workspace(res, n);
-    let stats = with_exec!(res, |e| engine::compute(
+    let (stats, largest) = with_exec!(res, |e| engine::compute(
         e,
         out_view(g, j),
         source,
@@ -245,7 +251,7 @@ pub(crate) fn solve(
         &mut parent
     ))?;
     ws.give_back();
-    Ok((dist, parent, stats))
+    Ok((dist, parent, stats, Some(largest)))
 }
 
 impl SsspResult {
@@ -260,7 +266,7 @@ impl SsspResult {
         check_source(graph, source)?;
         check_objective(objective, graph.k())?;
         check_delta(opt.delta)?;
-        let (dist, parent, stats) = solve(res, graph.csr(), objective, source, opt.delta)?;
+        let (dist, parent, stats, largest) = solve(res, graph.csr(), objective, source, opt.delta)?;
         Ok(SsspResult {
             graph_id: graph.id(),
             version: graph.version(),
@@ -272,6 +278,7 @@ impl SsspResult {
             dist: Arc::new(dist),
             parent: Arc::new(parent),
             static_pushes: Some(stats.pushes),
+            largest,
             stats,
         })
     }
@@ -297,6 +304,9 @@ impl SsspResult {
             validate::canonicalize(graph.csr(), objective, source, &dist, &mut parent);
         }
         let canonical = validate::check_on_graph(graph.csr(), objective, source, &dist, &parent, &what)?;
+        // One more pass after the validation's passes over every vertex and edge, so that the
+        // first update of an adopted tree finds it as the next updates do.
+        let largest = dist.iter().copied().filter(|&d| engine::is_finite(d)).max();
         Ok(SsspResult {
             graph_id: graph.id(),
             version: graph.version(),
@@ -309,6 +319,7 @@ impl SsspResult {
             parent: Arc::new(parent),
             stats: UpdateStats::default(),
             static_pushes: None,
+            largest,
         })
     }
 
@@ -435,7 +446,8 @@ pub fn sosp_update_arrays(
         engine::OldTree::Unchecked,
         &mut ws,
         dist,
-        parent
+        parent,
+        &mut None
     ))?;
     ws.give_back();
     Ok(stats)

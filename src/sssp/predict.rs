@@ -36,7 +36,8 @@ pub(super) struct Prediction {
     /// insertion head of the changes examined.
     pub affected: f64,
     /// Estimated number of invalidated vertices (under a root of the changes examined: a lower
-    /// bound of the sample's estimate when a subset decided).
+    /// bound of the sample's estimate when a subset decided; the distinct roots, a lower bound
+    /// too, when the shortcut rule decided before any sample).
     pub invalidated: i64,
     /// Insertion heads whose distance the insertion strictly lowers (exact when every change was
     /// examined and `enough` is false).
@@ -80,6 +81,8 @@ pub(super) struct Question<'a> {
     pub shortcut: Option<f64>,
     /// The largest finite old distance (asked for only when an insertion shortens a distance).
     pub largest: &'a dyn Fn() -> i64,
+    /// `largest` is known already and costs nothing (see `judge`).
+    pub largest_known: bool,
 }
 
 /// Predicts the share of the reachable vertices a repair must search (see the module comment).
@@ -103,6 +106,26 @@ fn judge(q: &Question<'_>, gens: &mut Generations, stride: usize, samples: usize
     let n = q.dist.len();
     let marks = Verdicts::new(q.ws, gens, q.source);
     let m = mark(q, [marks.0[4], marks.0[5], marks.0[6]], stride);
+    // With the largest distance known, the shortcut rule costs a pass over the insertions and a
+    // walk up from a tail or two, against 0.1-0.2 ms for the sample's walks on usroads, and a
+    // batch it decides needs no sample (the bench's 100-change fallbacks on usroads and bremen
+    // are all shortcuts): it goes first. Otherwise the sample goes first, as the largest
+    // distance the sample meets may spare the rule its pass over every distance.
+    let shortcut_first = stride == 1 && q.largest_known;
+    if let (true, Some(share)) = (shortcut_first, q.shortcut) {
+        if is_shortcut(q, &marks, share, 0) {
+            return Prediction {
+                affected: 0.0,
+                invalidated: m.distinct_roots as i64,
+                improving_heads: m.improving_heads,
+                enough: false,
+                informative: false,
+                examined: m.examined,
+                sampled: 0,
+                shortcut: true,
+            };
+        }
+    }
     let need = (q.share * PREDICT_SAMPLES as f64).ceil() as usize;
     let s = sample(q, &marks, need, samples);
     // Too few samples (most vertices unreachable, or a tree so deep that the walks hit the step
@@ -120,13 +143,14 @@ fn judge(q: &Question<'_>, gens: &mut Generations, stride: usize, samples: usize
         sampled: s.reachable,
         shortcut: false,
     };
-    if let (1, Some(share), false) = (stride, q.shortcut, p.recompute(q.share)) {
+    if let (1, Some(share), false, false) = (stride, q.shortcut, shortcut_first, p.recompute(q.share)) {
         p.shortcut = is_shortcut(q, &marks, share, s.deepest);
     }
     p
 }
 
 struct Marked {
+    distinct_roots: usize,
     improving_heads: usize,
     reached: bool,
     examined: usize,
@@ -185,7 +209,7 @@ fn mark(q: &Question<'_>, pre: [i32; 3], stride: usize) -> Marked {
             }
         }
     }
-    Marked { improving_heads, reached, examined }
+    Marked { distinct_roots, improving_heads, reached, examined }
 }
 
 struct Sampled {
@@ -445,7 +469,7 @@ mod tests {
             inserted: Some(Inserted { from: &from, weights: &weights, stride: 1, column: 0 }),
         };
         let largest = || 10;
-        let q = Question { ws: &ws, changes: &changes, source: 0, dist: &dist, parent: &parent, enough, share: 0.3, shortcut: None, largest: &largest };
+        let q = Question { ws: &ws, changes: &changes, source: 0, dist: &dist, parent: &parent, enough, share: 0.3, shortcut: None, largest: &largest, largest_known: false };
         predict_affected(&q, &mut Generations(0))
     }
 
@@ -475,11 +499,12 @@ mod tests {
     /// whose tree edges into `deleted` are deleted and into which the edges `inserted` (tail,
     /// head, weight) are inserted; the shortcut rule at `shortcut` of the largest distance.
     fn predict_heap(n: usize, deleted: std::ops::Range<i32>, inserted: &[(i32, i32, i32)], shortcut: Option<f64>) -> Prediction {
-        predict_heap_asking(n, deleted, inserted, shortcut).0
+        predict_heap_asking(n, deleted, inserted, shortcut, false).0
     }
 
-    /// `predict_heap`, and whether it asked for the largest distance.
-    fn predict_heap_asking(n: usize, deleted: std::ops::Range<i32>, inserted: &[(i32, i32, i32)], shortcut: Option<f64>) -> (Prediction, bool) {
+    /// `predict_heap`, and whether it asked for the largest distance; `known`: the largest
+    /// distance is given as known (cached by the result).
+    fn predict_heap_asking(n: usize, deleted: std::ops::Range<i32>, inserted: &[(i32, i32, i32)], shortcut: Option<f64>, known: bool) -> (Prediction, bool) {
         let parent: Vec<i32> = (0..n as i32).map(|v| if v == 0 { -1 } else { (v - 1) / 2 }).collect();
         let dist: Vec<i64> = (0..n).map(|v| (usize::BITS - (v + 1).leading_zeros() - 1) as i64).collect();
         let mut ws = Workspace::new();
@@ -500,7 +525,7 @@ mod tests {
             asked.set(true);
             *dist.iter().max().unwrap()
         };
-        let q = Question { ws: &ws, changes: &changes, source: 0, dist: &dist, parent: &parent, enough: n, share: 0.3, shortcut, largest: &largest };
+        let q = Question { ws: &ws, changes: &changes, source: 0, dist: &dist, parent: &parent, enough: n, share: 0.3, shortcut, largest: &largest, largest_known: known };
         let p = predict_affected(&q, &mut Generations(0));
         (p, asked.get())
     }
@@ -525,10 +550,31 @@ mod tests {
     #[test]
     fn drops_below_the_share_of_a_sampled_distance_need_no_pass_over_all_distances() {
         // 17 -> 3500 of weight 5 lowers 3500 by 2, under 40 % of the depth-11 leaves sampled.
-        let (p, asked) = predict_heap_asking(4000, 7..8, &[(17, 3500, 5)], Some(0.4));
+        let (p, asked) = predict_heap_asking(4000, 7..8, &[(17, 3500, 5)], Some(0.4), false);
         assert!(!p.shortcut && !asked);
-        let (p, asked) = predict_heap_asking(4000, 7..8, &[(17, 3500, 1)], Some(0.4));
+        let (p, asked) = predict_heap_asking(4000, 7..8, &[(17, 3500, 1)], Some(0.4), false);
         assert!(p.shortcut && asked);
+    }
+
+    #[test]
+    fn with_the_largest_distance_known_a_shortcut_decides_before_the_sample() {
+        // The shortcut of `a_shortcut_from_a_tail_that_keeps_its_distance_decides_before_any_walk`.
+        let (unknown, _) = predict_heap_asking(4000, 7..8, &[(17, 3500, 1)], Some(0.4), false);
+        let (known, _) = predict_heap_asking(4000, 7..8, &[(17, 3500, 1)], Some(0.4), true);
+        assert!(unknown.shortcut && unknown.sampled > 0);
+        assert!(known.shortcut && known.recompute(0.3));
+        assert_eq!(known.sampled, 0, "no sample once the shortcut decided");
+        // The estimate is then the distinct roots: vertex 7 alone.
+        assert_eq!(known.invalidated, 1);
+        // No shortcut (a drop under the bar, or from an invalidated tail): the sample runs and
+        // decides as without the known distance. (Its size may differ: the path the rule walked
+        // up from a tail is resolved already, and the sample stops after n/16 steps of its own.)
+        for inserted in [[(17, 3500, 5)], [(15, 3500, 1)]] {
+            let (unknown, _) = predict_heap_asking(4000, 7..8, &inserted, Some(0.4), false);
+            let (known, _) = predict_heap_asking(4000, 7..8, &inserted, Some(0.4), true);
+            assert!(!known.shortcut && known.sampled > 0);
+            assert_eq!(known.recompute(0.3), unknown.recompute(0.3));
+        }
     }
 
     #[test]
@@ -590,7 +636,7 @@ mod tests {
         let mut ws = Workspace::new();
         ws.reserve(n);
         let largest = || *dist.iter().max().unwrap();
-        let q = Question { ws: &ws, changes: &changes, source: 0, dist: &dist, parent: &parent, enough: n, share: 0.3, shortcut: None, largest: &largest };
+        let q = Question { ws: &ws, changes: &changes, source: 0, dist: &dist, parent: &parent, enough: n, share: 0.3, shortcut: None, largest: &largest, largest_known: false };
         let mut gens = Generations(0);
         let marks = Verdicts::new(&ws, &mut gens, 0);
         mark(&q, [marks.0[4], marks.0[5], marks.0[6]], 1);

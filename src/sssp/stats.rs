@@ -10,8 +10,9 @@
 pub struct UpdateStats {
     /// Vertices whose old tree path contained a root (a deleted or heavier tree edge). When the
     /// adaptive update chose to recompute from its sample, before walking the tree, this is the
-    /// sample's estimate, a lower bound when a subset of a large batch decided (`fallback_used`
-    /// is then true; see `Fallback::Adaptive`).
+    /// sample's estimate, a lower bound when a subset of a large batch decided, and the number
+    /// of distinct roots, a lower bound too, when a shortcut decided before any sample
+    /// (`fallback_used` is then true; see `Fallback::Adaptive`).
     pub invalidated: i64,
     /// Vertices whose distance or parent changed.
     pub affected: i64,

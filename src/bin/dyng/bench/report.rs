@@ -78,8 +78,9 @@ fn one_thread<'a>(cases: &'a [CaseResult], c: &CaseResult) -> Option<&'a CaseRes
 
 pub fn markdown(suite: &str, cases: &[CaseResult], host: &Host) -> String {
     let mut s = format!(
-        "## dyng bench `{suite}`\n\nTimes are medians in ms; ratios are from the same run. `invalidated` is the adaptive \
-         update's sampled estimate where it recomputed before walking the tree (`Fallback::Adaptive`).\n\n"
+        "## dyng bench `{suite}`\n\nTimes are medians in ms; ratios are from the same run. `invalidated` is, where the adaptive \
+         update recomputed before walking the tree (`Fallback::Adaptive`), its sample's estimate or, where the shortcut rule \
+         decided before the sample, the distinct roots: both lower bounds.\n\n"
     );
     s.push_str("| graph | batch | size | thr | update/obj | recompute | dijkstra | update/recompute | recompute/dijkstra | 1thr/this (update) | MOSP e2e | MOSP recompute | invalidated | affected | fallback |\n");
     s.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
