@@ -85,3 +85,43 @@ impl InEdges {
         4 * (self.row_ptr.capacity() + self.tails.capacity() + self.weights.capacity())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The reverse graph by definition: per head, the (tail, weights) of its in-edges in
+    /// ascending (tail, position in the tail's row) order.
+    fn by_definition(g: &Csr) -> Vec<Vec<(i32, Vec<i32>)>> {
+        let mut rows = vec![Vec::new(); g.n()];
+        for u in 0..g.n() {
+            for e in g.row(u) {
+                let w = (0..g.k()).map(|j| g.column(j)[e]).collect();
+                rows[g.col_ind()[e] as usize].push((u as i32, w));
+            }
+        }
+        rows
+    }
+
+    fn as_rows(r: &InEdges, k: usize) -> Vec<Vec<(i32, Vec<i32>)>> {
+        (0..r.row_ptr.len() - 1)
+            .map(|v| r.row(v).map(|s| (r.tails()[s], (0..k).map(|j| r.column(j)[s]).collect())).collect())
+            .collect()
+    }
+
+    #[test]
+    fn every_in_edge_lands_in_its_slot_for_odd_and_even_k() {
+        // Parallel edges, a self loop, a vertex with no in-edges (0) and one with no out-edges.
+        let (src, dst) = ([0, 0, 1, 1, 2, 3, 3, 3, 4, 1], [1, 2, 2, 2, 3, 1, 4, 3, 1, 4]);
+        for k in 1..=4 {
+            let w: Vec<i32> = (0..src.len() * k).map(|i| 7 + 3 * i as i32).collect();
+            let g = Csr::from_edges(6, k, &src, &dst, &w).unwrap();
+            let fresh = InEdges::build(&g);
+            assert_eq!(as_rows(&fresh, k), by_definition(&g), "k = {k}");
+            // Into the larger arrays of another graph's reverse graph.
+            let big = Csr::from_edges(9, k, &[0; 30], &[1; 30], &vec![1; 30 * k]).unwrap();
+            let reused = InEdges::build_into(&g, InEdges::build(&big));
+            assert_eq!(as_rows(&reused, k), by_definition(&g), "k = {k}, reused arrays");
+        }
+    }
+}
