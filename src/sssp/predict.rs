@@ -16,6 +16,9 @@
 //! batch. Only a batch that the subset does not decide is marked in full and sampled again.
 
 use super::engine::{is_finite, Changes, Generations};
+pub static T_MARK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+pub static T_SAMPLE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+pub static T_STEPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 use super::prefetch::{prefetch_at, AHEAD};
 use super::workspace::Workspace;
 use std::sync::atomic::Ordering::Relaxed;
@@ -105,7 +108,9 @@ pub(super) fn predict_affected(q: &Question<'_>, gens: &mut Generations) -> Pred
 fn judge(q: &Question<'_>, gens: &mut Generations, stride: usize, samples: usize) -> Prediction {
     let n = q.dist.len();
     let marks = Verdicts::new(q.ws, gens, q.source);
-    let m = mark(q, [marks.0[4], marks.0[5], marks.0[6]], stride);
+    let t0 = std::time::Instant::now();
+    let m = mark(q, [marks.0[3], marks.0[4], marks.0[5]], stride);
+    let _ = T_MARK.compare_exchange(0, t0.elapsed().as_nanos() as u64, Relaxed, Relaxed);
     // With the largest distance known, the shortcut rule costs a pass over the insertions and a
     // walk up from a tail or two, against 0.1-0.2 ms for the sample's walks on usroads, and a
     // batch it decides needs no sample (the bench's 100-change fallbacks on usroads and bremen
@@ -127,7 +132,9 @@ fn judge(q: &Question<'_>, gens: &mut Generations, stride: usize, samples: usize
         }
     }
     let need = (q.share * PREDICT_SAMPLES as f64).ceil() as usize;
+    let t1 = std::time::Instant::now();
     let s = sample(q, &marks, need, samples);
+    let _ = T_SAMPLE.compare_exchange(0, t1.elapsed().as_nanos() as u64, Relaxed, Relaxed);
     // Too few samples (most vertices unreachable, or a tree so deep that the walks hit the step
     // bound first) predict nothing: the exact walk decides. Not even `enough` decides then: the
     // heads counted so far, with the exact walk's count of invalidated vertices (the distinct
@@ -228,10 +235,13 @@ struct Sampled {
 const LANES: usize = 8;
 
 /// Up to `samples` reachable vertices, spread over the ids by a multiplicative hash, walk
-/// up the old tree to the source or a vertex an earlier sample resolved; the path is then
-/// resolved (below a root? below a head?) and stamped with one of the verdicts `marks[0..4]`
-/// (index `2 * below_root + below_head`), so later samples stop where earlier ones passed and
-/// each vertex is resolved at most once, reading two arrays per step. Cost: the union of the
+/// up the old tree to the source, a vertex an earlier sample resolved or the first root; the
+/// path is then resolved (below a root, else below a head or not) and stamped with one of the
+/// verdicts `marks[0..3]`, so later samples stop where earlier ones passed and each vertex is
+/// resolved at most once, reading two arrays per step. A walk ends at the first root it meets:
+/// below a root a vertex is invalidated and must be searched whatever lies above (the
+/// samples of the bench's usroads batches took 5-20 % fewer steps: the walks join the paths of
+/// earlier samples early anyway). Cost: the union of the
 /// sampled paths, a few thousand vertices on the bench's graphs (0.03 ms on bremen, 0.06 ms on
 /// usroads); sampling stops once the walks have passed n/16 vertices, and once half the samples
 /// are taken and `need` of them are affected: the share over all of them would reach
@@ -281,6 +291,7 @@ fn sample(q: &Question<'_>, marks: &Verdicts, need: usize, samples: usize) -> Sa
         rooted += verdict >> 1;
         affected += (verdict != 0) as usize;
     }
+    let _ = T_STEPS.compare_exchange(0, steps as u64 * 1000000 + reachable as u64, Relaxed, Relaxed);
     Sampled { probes, reachable, rooted, affected, deepest }
 }
 
@@ -296,9 +307,10 @@ fn probe(i: usize, n: usize) -> usize {
 /// What a walk's climb found: the verdict where it stopped and the marks on its path.
 #[derive(Clone, Copy, Default)]
 struct Climb {
-    /// The verdict of the vertex it stopped at (resolved before), 0 past the root.
+    /// The verdict of the vertex it stopped at (resolved before), 0 past the source or at a
+    /// root (the root's own mark then decides).
     end: usize,
-    /// Vertices on the path (the start, and up to the vertex before `end`'s).
+    /// Vertices on the path (the start, and up to the vertex before `end`'s, or the root).
     len: usize,
     /// Marked roots (or root-and-head vertices) on the path.
     roots: u32,
@@ -313,9 +325,16 @@ impl Climb {
     }
 }
 
+/// Verdict of a vertex below a root (1: below an improving head only, 0: below neither).
+const ROOTED: usize = 2;
+
 /// The verdict below a vertex of verdict `end` of a path with `roots` and `heads` marks.
 fn verdict(end: usize, roots: u32, heads: u32) -> usize {
-    end | ((roots > 0) as usize) << 1 | (heads > 0) as usize
+    if end == ROOTED || roots > 0 {
+        ROOTED
+    } else {
+        end | (heads > 0) as usize
+    }
 }
 
 /// What a stamp says to a walk.
@@ -326,9 +345,9 @@ enum Seen {
     Marks(usize),
 }
 
-/// The stamps of one judgement: `[0..4]` the verdicts (index `2 * below_root + below_head`),
-/// `[4..7]` the pre-marks of roots, improving heads and both.
-struct Verdicts([i32; 7]);
+/// The stamps of one judgement: `[0..3]` the verdicts (0: below neither, 1: below an improving
+/// head only, [`ROOTED`]), `[3..6]` the pre-marks of roots, improving heads and both.
+struct Verdicts([i32; 6]);
 
 impl Verdicts {
     fn new(ws: &Workspace, gens: &mut Generations, source: usize) -> Self {
@@ -339,14 +358,14 @@ impl Verdicts {
 
     fn seen(&self, s: i32) -> Seen {
         let m = &self.0;
-        match m[..4].iter().position(|&g| g == s) {
+        match m[..3].iter().position(|&g| g == s) {
             Some(known) => Seen::Resolved(known),
-            None => Seen::Marks(if s == m[6] { 3 } else if s == m[4] { 2 } else { (s == m[5]) as usize }),
+            None => Seen::Marks(if s == m[5] { 3 } else if s == m[3] { 2 } else { (s == m[4]) as usize }),
         }
     }
 
     /// The climbs of reachable `starts` (at most [`LANES`]), one step of each in turn: up the old
-    /// tree to the source or a vertex resolved before, counting the marks passed. Writes no
+    /// tree to the source, a vertex resolved before or a root, counting the marks passed. Writes no
     /// stamp, so walks that meet share the path above and each counts all of it.
     fn climb(&self, q: &Question<'_>, starts: &[usize], out: &mut [Climb]) {
         out.fill(Climb::default());
@@ -368,8 +387,9 @@ impl Verdicts {
                         c.len += 1;
                         c.roots += (b >> 1) as u32;
                         c.heads += (b & 1) as u32;
+                        // Below a root the verdict is known, whatever lies above.
                         match q.parent[x] {
-                            p if p < 0 => live &= !(1 << i),
+                            p if p < 0 || b >> 1 == 1 => live &= !(1 << i),
                             p => at[i] = p as usize,
                         }
                     }
@@ -639,34 +659,38 @@ mod tests {
         let q = Question { ws: &ws, changes: &changes, source: 0, dist: &dist, parent: &parent, enough: n, share: 0.3, shortcut: None, largest: &largest, largest_known: false };
         let mut gens = Generations(0);
         let marks = Verdicts::new(&ws, &mut gens, 0);
-        mark(&q, [marks.0[4], marks.0[5], marks.0[6]], 1);
+        mark(&q, [marks.0[3], marks.0[4], marks.0[5]], 1);
         // An insertion 0 -> h of weight 1 improves h unless h is a child of the source.
         let (root, head): (Vec<bool>, Vec<bool>) = (0..n).map(|v| (to.contains(&(v as i32)), heads.contains(&(v as i32)) && dist[v] > 1)).unzip();
-        let truth = |mut v: usize| {
-            let mut verdict = 0;
+        // A vertex's verdict and its path as the sample walks it: up to the first root (then
+        // ROOTED) or to the source (then whether it passed a head).
+        let path = |mut v: usize| {
+            let mut walked = vec![];
             while v != 0 {
-                verdict |= (root[v] as usize) << 1 | head[v] as usize;
+                walked.push(v);
+                if root[v] {
+                    return (ROOTED, walked);
+                }
                 v = parent[v] as usize;
             }
-            verdict
+            ((walked.iter().any(|&x| head[x])) as usize, walked)
         };
+        let truth = |v: usize| path(v).0;
         let s = sample(&q, &marks, usize::MAX, PREDICT_SAMPLES);
         assert_eq!(s.reachable, PREDICT_SAMPLES);
         let probed: Vec<usize> = (0..s.probes).map(|i| probe(i, n)).collect();
         assert_eq!(s.affected, probed.iter().filter(|&&v| truth(v) != 0).count());
-        assert_eq!(s.rooted, probed.iter().filter(|&&v| truth(v) & 2 != 0).count());
+        assert_eq!(s.rooted, probed.iter().filter(|&&v| truth(v) == ROOTED).count());
         // Every vertex on a sampled path, and no other, carries its verdict.
         let mut on_path = vec![false; n];
         for &v in &probed {
-            let mut x = v;
-            while x != 0 {
+            for x in path(v).1 {
                 on_path[x] = true;
-                x = parent[x] as usize;
             }
         }
         for (v, &walked) in on_path.iter().enumerate().skip(1) {
             let stamp = ws.stamp[v].load(Relaxed);
-            let settled = marks.0[..4].iter().position(|&g| g == stamp);
+            let settled = marks.0[..3].iter().position(|&g| g == stamp);
             assert_eq!(settled, walked.then(|| truth(v)), "vertex {v}");
         }
         assert!(probed.iter().map(|&v| truth(v)).collect::<std::collections::HashSet<_>>().len() >= 3, "the marks reach different verdicts");
