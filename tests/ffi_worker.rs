@@ -412,3 +412,75 @@ fn counters_of_computed_trees_and_updates_equal_in_process() {
 fn stats_tuple(s: &dyng_update_stats_t) -> (i64, i64, i64, i64, i64, bool, bool) {
     (s.invalidated, s.affected, s.iterations, s.epochs, s.pushes, s.packed_parents, s.fallback_used)
 }
+
+/// The CSR of `g` as `dyng_graph_copy_csr` gives it.
+unsafe fn csr_of(res: *const dyng_resources_t, g: *const dyng_graph_t) -> (Vec<i32>, Vec<i32>, Vec<i32>) {
+    let mut gi = dyng_graph_info_t { struct_size: std::mem::size_of::<dyng_graph_info_t>(), ..Default::default() };
+    ok(unsafe { dyng_graph_info(g, &mut gi) }, "graph_info").unwrap();
+    let (n, m, k) = (gi.n, gi.m, gi.k as usize);
+    let (mut rp, mut ci, mut wt) = (vec![0i32; n + 1], vec![0i32; m], vec![0i32; m * k]);
+    ok(unsafe { dyng_graph_copy_csr(res, g, rp.as_mut_ptr(), ci.as_mut_ptr(), wt.as_mut_ptr()) }, "copy_csr").unwrap();
+    (rp, ci, wt)
+}
+
+#[test]
+fn the_host_copy_of_a_worker_graph_follows_a_stream_of_batches() {
+    // Every batch after the first is applied, host-side, into the arrays of the state before
+    // last (growing and shrinking rows, parallel edges): the host copy must stay the graph an
+    // in-process handle holds after the same batches, and `dyng_release_workspaces` frees its
+    // spare arrays with the worker's.
+    let w = objective_major();
+    let mut rng = dyng::io::rng::Mt19937::new(5);
+    // SAFETY: the C ABI's contracts, as in the tests above.
+    unsafe {
+        let res = worker_resources();
+        let mut local_res = ptr::null_mut();
+        ok(dyng_resources_create(ptr::null(), &mut local_res), "local res").unwrap();
+        let (g, lg) = (thesis_graph(res, &w).unwrap(), thesis_graph(local_res, &w).unwrap());
+        let mut s = ptr::null_mut();
+        ok(dyng_sssp_compute(res, g, 0, 0, ptr::null(), &mut s), "compute").unwrap();
+        for step in 0..12 {
+            let (rp, ci, _) = csr_of(local_res, lg);
+            let mut r = |m: u32| (rng.next_u32() % m) as i32;
+            // Deletions of present edges, insertions of new and present ones.
+            let (mut del_src, mut del_dst) = (vec![], vec![]);
+            for _ in 0..r(3) {
+                if ci.is_empty() {
+                    break;
+                }
+                let e = r(ci.len() as u32) as usize;
+                del_src.push(rp.iter().rposition(|&start| start as usize <= e).unwrap() as i32);
+                del_dst.push(ci[e]);
+            }
+            let inserts = 1 + r(4) as usize;
+            let ins_src: Vec<i32> = (0..inserts).map(|_| r(N as u32)).collect();
+            let ins_dst: Vec<i32> = (0..inserts).map(|_| r(N as u32)).collect();
+            let ins_w: Vec<i32> = (0..inserts * K).map(|_| 1 + r(20)).collect();
+            let b = dyng_batch_t {
+                struct_size: std::mem::size_of::<dyng_batch_t>(),
+                num_insertions: inserts,
+                ins_src: ins_src.as_ptr(),
+                ins_dst: ins_dst.as_ptr(),
+                ins_weights: ins_w.as_ptr(),
+                num_deletions: del_src.len(),
+                del_src: del_src.as_ptr(),
+                del_dst: del_dst.as_ptr(),
+            };
+            let list = [s];
+            ok(dyng_update(res, g, &b, list.as_ptr(), 1, ptr::null_mut()), "worker update").unwrap();
+            ok(dyng_update(local_res, lg, &b, ptr::null(), 0, ptr::null_mut()), "local update").unwrap();
+            assert_eq!(csr_of(res, g), csr_of(local_res, lg), "step {step}");
+        }
+        let mut bytes = 0usize;
+        ok(dyng_workspace_bytes(res, &mut bytes), "workspace_bytes").unwrap();
+        assert!(bytes > 0);
+        ok(dyng_release_workspaces(res), "release_workspaces").unwrap();
+        ok(dyng_workspace_bytes(res, &mut bytes), "workspace_bytes").unwrap();
+        assert_eq!(bytes, 0);
+        dyng_result_free(s);
+        dyng_graph_free(g);
+        dyng_graph_free(lg);
+        dyng_resources_free(res);
+        dyng_resources_free(local_res);
+    }
+}
