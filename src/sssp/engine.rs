@@ -74,8 +74,6 @@ fn atomic_i32(s: &mut [i32]) -> &[AtomicI32] {
     unsafe { &*(s as *mut [i32] as *const [AtomicI32]) }
 }
 
-pub static T_PRED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-pub static T_SOLVE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 #[inline]
 pub(crate) fn is_finite(d: i64) -> bool {
     d < DISTANCE_INF / 2
@@ -240,11 +238,9 @@ pub(crate) fn update<'i, E: Exec>(
                 _ => run.delta,
             };
             let run = Run { delta, ..run };
-            let t0 = std::time::Instant::now();
             solve_from_source(&run, ws, gens, stats);
             let (affected, largest) = unpack(&run, ws, gens, dist, parent);
             stats.affected = affected as i64;
-            let _ = T_SOLVE.compare_exchange(0, t0.elapsed().as_nanos() as u64, Relaxed, Relaxed);
             (Some(stats.pushes - before), Some(largest))
         };
         // Insertion heads counted as candidates by the policy: all of them, or the improving ones
@@ -275,9 +271,7 @@ pub(crate) fn update<'i, E: Exec>(
                 largest: &largest,
                 largest_known: old_largest.get().is_some(),
             };
-            let t0 = std::time::Instant::now();
             let p = predict_affected(&q, &mut gens);
-            let _ = T_PRED.compare_exchange(0, t0.elapsed().as_nanos() as u64, Relaxed, Relaxed);
             heads = p.improving_heads;
             predicted = p.recompute(share);
             may_recompute = predicted || !p.informative;

@@ -10,8 +10,6 @@ pub(crate) mod engine;
 pub(crate) mod exec;
 pub mod packing;
 mod predict;
-pub use engine::{T_PRED, T_SOLVE};
-pub use predict::{T_MARK, T_SAMPLE, T_STEPS};
 mod prefetch;
 pub mod stats;
 pub(crate) mod validate;

@@ -16,9 +16,6 @@
 //! batch. Only a batch that the subset does not decide is marked in full and sampled again.
 
 use super::engine::{is_finite, Changes, Generations};
-pub static T_MARK: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-pub static T_SAMPLE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-pub static T_STEPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 use super::prefetch::{prefetch_at, AHEAD};
 use super::workspace::Workspace;
 use std::sync::atomic::Ordering::Relaxed;
@@ -108,9 +105,7 @@ pub(super) fn predict_affected(q: &Question<'_>, gens: &mut Generations) -> Pred
 fn judge(q: &Question<'_>, gens: &mut Generations, stride: usize, samples: usize) -> Prediction {
     let n = q.dist.len();
     let marks = Verdicts::new(q.ws, gens, q.source);
-    let t0 = std::time::Instant::now();
     let m = mark(q, [marks.0[3], marks.0[4], marks.0[5]], stride);
-    let _ = T_MARK.compare_exchange(0, t0.elapsed().as_nanos() as u64, Relaxed, Relaxed);
     // With the largest distance known, the shortcut rule costs a pass over the insertions and a
     // walk up from a tail or two, against 0.1-0.2 ms for the sample's walks on usroads, and a
     // batch it decides needs no sample (the bench's 100-change fallbacks on usroads and bremen
@@ -132,9 +127,7 @@ fn judge(q: &Question<'_>, gens: &mut Generations, stride: usize, samples: usize
         }
     }
     let need = (q.share * PREDICT_SAMPLES as f64).ceil() as usize;
-    let t1 = std::time::Instant::now();
     let s = sample(q, &marks, need, samples);
-    let _ = T_SAMPLE.compare_exchange(0, t1.elapsed().as_nanos() as u64, Relaxed, Relaxed);
     // Too few samples (most vertices unreachable, or a tree so deep that the walks hit the step
     // bound first) predict nothing: the exact walk decides. Not even `enough` decides then: the
     // heads counted so far, with the exact walk's count of invalidated vertices (the distinct
@@ -291,7 +284,6 @@ fn sample(q: &Question<'_>, marks: &Verdicts, need: usize, samples: usize) -> Sa
         rooted += verdict >> 1;
         affected += (verdict != 0) as usize;
     }
-    let _ = T_STEPS.compare_exchange(0, steps as u64 * 1000000 + reachable as u64, Relaxed, Relaxed);
     Sampled { probes, reachable, rooted, affected, deepest }
 }
 

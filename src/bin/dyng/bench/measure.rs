@@ -150,7 +150,6 @@ fn measure_case(res: &Resources, base: &Base, batch: &Batch, source: usize, runs
             let t = Instant::now();
             let fresh = SsspResult::compute(res, &copy, source, 0, &SsspOptions::default())?;
             s.recompute.push(ms(t));
-            if std::env::var_os("DYNG_T").is_some() { eprintln!("T run {run} rec {:.3}", ms(t)); }
             if run % 2 == 0 {
                 baseline(s);
             }
@@ -166,7 +165,6 @@ fn measure_case(res: &Resources, base: &Base, batch: &Batch, source: usize, runs
         // times expand 2.5x more vertices than its distances), so a mean over K against one
         // objective's recompute would compare unlike things.
         s.update.push(per_obj[0]);
-        if std::env::var_os("DYNG_T").is_some() { eprintln!("T run {run} upd {:.3} pred {:.3} solve {:.3} mark {:.3} sample {:.3} steps {}", per_obj[0], dyng::sssp::T_PRED.swap(0, std::sync::atomic::Ordering::Relaxed) as f64/1e6, dyng::sssp::T_SOLVE.swap(0, std::sync::atomic::Ordering::Relaxed) as f64/1e6, dyng::sssp::T_MARK.swap(0, std::sync::atomic::Ordering::Relaxed) as f64/1e6, dyng::sssp::T_SAMPLE.swap(0, std::sync::atomic::Ordering::Relaxed) as f64/1e6, dyng::sssp::T_STEPS.swap(0, std::sync::atomic::Ordering::Relaxed)); }
         s.apply.push(timings.apply_ns as f64 / 1e6);
         s.mosp_compute.push(per_obj.iter().sum::<f64>() + m.combine_stats().elapsed_ns as f64 / 1e6);
         let fresh = match early {
