@@ -51,6 +51,8 @@ struct Inner {
     workspaces: WorkspacePool,
     /// One engine team at a time on the thread pool (see `sssp::exec::Parallel`).
     team_lock: parking_lot::Mutex<()>,
+    /// Whether a search runs as a team or on one member (see `sssp::team_choice`).
+    team_choice: crate::sssp::team_choice::TeamChoice,
 }
 
 /// The execution context. Clones share the thread pool and the workspace pool.
@@ -111,6 +113,7 @@ impl Resources {
                 cuda,
                 workspaces: WorkspacePool::new(),
                 team_lock: parking_lot::Mutex::new(()),
+                team_choice: Default::default(),
             }),
         })
     }
@@ -148,6 +151,10 @@ impl Resources {
 
     pub(crate) fn team_lock(&self) -> &parking_lot::Mutex<()> {
         &self.inner.team_lock
+    }
+
+    pub(crate) fn team_choice(&self) -> &crate::sssp::team_choice::TeamChoice {
+        &self.inner.team_choice
     }
 
     /// The CUDA engine of a CUDA handle.

@@ -16,6 +16,7 @@ use super::packing::{Packing, PACKED_INF};
 use super::predict::{predict_affected, Question};
 use super::prefetch::{prefetch_at, AHEAD};
 use super::stats::UpdateStats;
+use super::team_choice::SearchKind;
 use super::workspace::{Appender, VertexList, Workspace};
 use crate::error::{Error, Result};
 use crate::DISTANCE_INF;
@@ -146,7 +147,7 @@ fn solve_from_source<E: Exec>(run: &Run<'_, E>, ws: &Workspace, gens: &mut Gener
     ws.packed[run.source].store(run.packing.pack(0, -1), Relaxed);
     ws.frontier.clear();
     ws.frontier.push(run.source as i32);
-    near_far(run, ws, gens, stats, None, false);
+    near_far(run, ws, gens, stats, None, false, SearchKind::Static);
 }
 
 /// How far the engine may trust the old tree it is given.
@@ -327,7 +328,7 @@ pub(crate) fn update<'i, E: Exec>(
         let g1 = gens.next(ws);
         pull(&run, inn(), ws, g1);
         let budget = adaptive.map(|a| a.push_budget);
-        let search = near_far(&run, ws, &mut gens, &mut stats, budget, track);
+        let search = near_far(&run, ws, &mut gens, &mut stats, budget, track, SearchKind::Repair);
         if search == Search::Abandoned {
             if track {
                 clear_touched(&run, ws);
@@ -720,12 +721,6 @@ fn min_distance<E: Exec>(run: &Run<'_, E>, ws: &Workspace, list: &VertexList) ->
     (m != PACKED_INF).then(|| run.packing.dist(m))
 }
 
-/// Delta-stepping with a near frontier and a far pile (reference-behaviour §3.8).
-///
-/// Run by a team: every member executes the same control flow on the same shared list lengths
-/// (read after a barrier), so all agree on thresholds, generations and counters; work inside a
-/// phase is shared by claiming chunks of the list. With one member the phases run in list order,
-/// exactly the original single-threaded schedule.
 /// How a near-far search ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Search {
@@ -734,6 +729,9 @@ pub(super) enum Search {
     Abandoned,
 }
 
+/// The search from the frontier, on one member or as a team (`Exec::solo`), timed for that
+/// choice when it finishes. `kind`: what the search is; a repair is measured by the vertices it
+/// touched, which are listed only when `track`.
 fn near_far<E: Exec>(
     run: &Run<'_, E>,
     ws: &Workspace,
@@ -741,13 +739,44 @@ fn near_far<E: Exec>(
     stats: &mut UpdateStats,
     push_budget: Option<i64>,
     track: bool,
+    kind: SearchKind,
 ) -> Search {
     if ws.frontier.is_empty() {
         return Search::Finished;
     }
     let n = run.out.row_ptr.len() - 1;
+    let solo = run.exec.solo(n, kind);
+    let clock = std::time::Instant::now();
+    let end = search(run, ws, gens, stats, push_budget, track, solo);
+    let work = match kind {
+        SearchKind::Static => Some(n),
+        SearchKind::Repair => track.then(|| ws.candidates.len()),
+    };
+    if let (Search::Finished, Some(work)) = (end, work) {
+        run.exec.searched(kind, solo, clock.elapsed().as_nanos() as u64, work);
+    }
+    end
+}
+
+/// Delta-stepping with a near frontier and a far pile (reference-behaviour §3.8), or, on one
+/// member of a non-reference executor, the bucket queue (`buckets.rs`) where it applies.
+///
+/// Run by a team: every member executes the same control flow on the same shared list lengths
+/// (read after a barrier), so all agree on thresholds, generations and counters; work inside a
+/// phase is shared by claiming chunks of the list. With one member the phases run in list order,
+/// exactly the original single-threaded schedule.
+fn search<E: Exec>(
+    run: &Run<'_, E>,
+    ws: &Workspace,
+    gens: &mut Generations,
+    stats: &mut UpdateStats,
+    push_budget: Option<i64>,
+    track: bool,
+    solo: bool,
+) -> Search {
+    let n = run.out.row_ptr.len() - 1;
     let mut push_budget = push_budget;
-    if run.exec.bucket_queue(n) {
+    if solo && run.exec.bucket_queue() {
         if let Some(b) = ring_size(n, run.packing.max_weight()) {
             let before = stats.pushes;
             if let Some(end) = bucket_search(run, ws, b, stats, push_budget, track) {
@@ -781,7 +810,7 @@ fn near_far<E: Exec>(
         far_is_second: false,
         near_len: ws.near_a.len(),
     };
-    run.exec.team(n, |team| team_near_far(run, ws, team, &shared, start, track));
+    run.exec.team(solo, |team| team_near_far(run, ws, team, &shared, start, track));
     let end = shared
         .outcome
         .into_inner()

@@ -8,6 +8,7 @@
 //! phases, so a round costs two barriers rather than a fork-join of the pool (the OpenMP and CUDA
 //! programs' design). A sequential team has one member and no barrier.
 
+use super::team_choice::{SearchKind, TeamChoice};
 use parking_lot::Mutex;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -38,13 +39,18 @@ pub(crate) trait Exec: Sync {
     /// True for the sequential reference, whose counters reproduce the originals' (a one-thread
     /// parallel executor is ordered too, but free to choose other schedules).
     fn reference(&self) -> bool;
-    /// Runs `f` on every member of a team at the same time (one member when sequential, or
-    /// when the graph has fewer than [`TEAM_MIN_VERTICES`] vertices: `n`).
-    fn team<F: Fn(&Team<'_>) + Sync>(&self, n: usize, f: F);
-    /// True when a search of `n` vertices may run the one-member bucket queue
-    /// (`buckets.rs`): its team would have one member, and the executor is not the reference,
-    /// whose counters follow the originals' near-far schedule.
-    fn bucket_queue(&self, n: usize) -> bool;
+    /// Runs `f` on every member of a team at the same time, or on one member when `solo` (see
+    /// [`Exec::solo`]).
+    fn team<F: Fn(&Team<'_>) + Sync>(&self, solo: bool, f: F);
+    /// True when a search of `kind` over `n` vertices runs on one member: always when
+    /// sequential, on a one-thread pool or below [`TEAM_MIN_VERTICES`] vertices, and otherwise
+    /// when one member has lately been faster than a team (`TeamChoice`). Asked once per search.
+    fn solo(&self, n: usize, kind: SearchKind) -> bool;
+    /// True when a one-member search may run the bucket queue (`buckets.rs`): not for the
+    /// reference, whose counters follow the originals' near-far schedule.
+    fn bucket_queue(&self) -> bool;
+    /// Records a finished search for the team-or-solo choice: its way, time and vertices.
+    fn searched(&self, _kind: SearchKind, _solo: bool, _ns: u64, _work: usize) {}
 }
 
 /// A member of a team: its index and the barrier the members meet at.
@@ -207,13 +213,16 @@ impl Exec for Sequential {
     fn min_over<F: Fn(usize) -> u64 + Sync + Send>(&self, len: usize, f: F) -> u64 {
         (0..len).map(f).min().unwrap_or(u64::MAX)
     }
-    fn team<F: Fn(&Team<'_>) + Sync>(&self, _n: usize, f: F) {
+    fn team<F: Fn(&Team<'_>) + Sync>(&self, _solo: bool, f: F) {
         f(&Team {
             tid: 0,
             barrier: None,
         })
     }
-    fn bucket_queue(&self, _n: usize) -> bool {
+    fn solo(&self, _n: usize, _kind: SearchKind) -> bool {
+        true
+    }
+    fn bucket_queue(&self) -> bool {
         false
     }
 }
@@ -225,6 +234,8 @@ pub(crate) struct Parallel<'p> {
     /// Serializes teams on one pool: two teams interleaving on the same threads would each wait at
     /// a barrier for members busy in the other.
     pub team_lock: &'p Mutex<()>,
+    /// Whether a search runs as a team or on one member, from how each ran lately.
+    pub choice: &'p TeamChoice,
 }
 
 /// Graphs smaller than this run their near-far search on one member: starting a team costs a
@@ -318,13 +329,19 @@ impl Exec for Parallel<'_> {
                 .unwrap_or(u64::MAX)
         })
     }
-    fn bucket_queue(&self, n: usize) -> bool {
-        self.one_member(n)
+    fn solo(&self, n: usize, kind: SearchKind) -> bool {
+        self.one_member(n) || self.choice.solo(kind)
     }
-    fn team<F: Fn(&Team<'_>) + Sync>(&self, n: usize, f: F) {
+    fn bucket_queue(&self) -> bool {
+        true
+    }
+    fn searched(&self, kind: SearchKind, solo: bool, ns: u64, work: usize) {
+        self.choice.record(kind, solo, ns, work);
+    }
+    fn team<F: Fn(&Team<'_>) + Sync>(&self, solo: bool, f: F) {
         let size = self.pool.current_num_threads();
-        if self.one_member(n) {
-            return Sequential.team(n, f);
+        if solo || size == 1 {
+            return Sequential.team(true, f);
         }
         let _serial = self.team_lock.lock();
         let barrier = SpinBarrier::new(size);
@@ -379,10 +396,12 @@ mod tests {
     fn a_team_runs_each_member_once_with_the_caller_as_member_0() {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
         let lock = Mutex::new(());
-        let exec = Parallel { pool: &pool, team_lock: &lock };
+        let choice = TeamChoice::default();
+        let exec = Parallel { pool: &pool, team_lock: &lock, choice: &choice };
         let caller = std::thread::current().id();
         let seen = Mutex::new(Vec::new());
-        exec.team(TEAM_MIN_VERTICES, |team| {
+        assert!(!exec.solo(TEAM_MIN_VERTICES, SearchKind::Static), "untimed: a team");
+        exec.team(false, |team| {
             team.sync();
             seen.lock().push((team.tid, std::thread::current().id() == caller));
             team.sync();
@@ -391,8 +410,9 @@ mod tests {
         seen.sort();
         assert_eq!(seen, vec![(0, true), (1, false), (2, false)]);
         // Below the size threshold the caller runs alone.
+        assert!(exec.solo(TEAM_MIN_VERTICES - 1, SearchKind::Static));
         let alone = AtomicUsize::new(0);
-        exec.team(TEAM_MIN_VERTICES - 1, |team| {
+        exec.team(true, |team| {
             assert!(team.is_alone());
             alone.fetch_add(1, Relaxed);
         });

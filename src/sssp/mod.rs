@@ -11,6 +11,7 @@ pub(crate) mod exec;
 pub mod packing;
 mod predict;
 mod prefetch;
+pub(crate) mod team_choice;
 pub mod stats;
 pub(crate) mod validate;
 pub mod workspace;
@@ -35,6 +36,7 @@ macro_rules! with_exec {
                 let $e = &$crate::sssp::exec::Parallel {
                     pool,
                     team_lock: res.team_lock(),
+                    choice: res.team_choice(),
                 };
                 $body
             }
