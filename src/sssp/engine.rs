@@ -744,8 +744,8 @@ fn near_far<E: Exec>(
     if ws.frontier.is_empty() {
         return Search::Finished;
     }
-    let n = run.out.row_ptr.len() - 1;
-    let solo = run.exec.solo(n, kind);
+    let (n, m) = (run.out.row_ptr.len() - 1, run.out.col.len());
+    let solo = run.exec.solo(kind, n, m);
     let clock = std::time::Instant::now();
     let end = search(run, ws, gens, stats, push_budget, track, solo);
     let work = match kind {
@@ -753,7 +753,7 @@ fn near_far<E: Exec>(
         SearchKind::Repair => track.then(|| ws.candidates.len()),
     };
     if let (Search::Finished, Some(work)) = (end, work) {
-        run.exec.searched(kind, solo, clock.elapsed().as_nanos() as u64, work);
+        run.exec.searched(kind, n, m, solo, clock.elapsed().as_nanos() as u64, work);
     }
     end
 }

@@ -42,15 +42,15 @@ pub(crate) trait Exec: Sync {
     /// Runs `f` on every member of a team at the same time, or on one member when `solo` (see
     /// [`Exec::solo`]).
     fn team<F: Fn(&Team<'_>) + Sync>(&self, solo: bool, f: F);
-    /// True when a search of `kind` over `n` vertices runs on one member: always when
+    /// True when a search of `kind` over `n` vertices and `m` edges runs on one member: always when
     /// sequential, on a one-thread pool or below [`TEAM_MIN_VERTICES`] vertices, and otherwise
     /// when one member has lately been faster than a team (`TeamChoice`). Asked once per search.
-    fn solo(&self, n: usize, kind: SearchKind) -> bool;
+    fn solo(&self, kind: SearchKind, n: usize, m: usize) -> bool;
     /// True when a one-member search may run the bucket queue (`buckets.rs`): not for the
     /// reference, whose counters follow the originals' near-far schedule.
     fn bucket_queue(&self) -> bool;
     /// Records a finished search for the team-or-solo choice: its way, time and vertices.
-    fn searched(&self, _kind: SearchKind, _solo: bool, _ns: u64, _work: usize) {}
+    fn searched(&self, _kind: SearchKind, _n: usize, _m: usize, _solo: bool, _ns: u64, _work: usize) {}
 }
 
 /// A member of a team: its index and the barrier the members meet at.
@@ -219,7 +219,7 @@ impl Exec for Sequential {
             barrier: None,
         })
     }
-    fn solo(&self, _n: usize, _kind: SearchKind) -> bool {
+    fn solo(&self, _kind: SearchKind, _n: usize, _m: usize) -> bool {
         true
     }
     fn bucket_queue(&self) -> bool {
@@ -329,14 +329,14 @@ impl Exec for Parallel<'_> {
                 .unwrap_or(u64::MAX)
         })
     }
-    fn solo(&self, n: usize, kind: SearchKind) -> bool {
-        self.one_member(n) || self.choice.solo(kind)
+    fn solo(&self, kind: SearchKind, n: usize, m: usize) -> bool {
+        self.one_member(n) || self.choice.solo(kind, n, m)
     }
     fn bucket_queue(&self) -> bool {
         true
     }
-    fn searched(&self, kind: SearchKind, solo: bool, ns: u64, work: usize) {
-        self.choice.record(kind, solo, ns, work);
+    fn searched(&self, kind: SearchKind, n: usize, m: usize, solo: bool, ns: u64, work: usize) {
+        self.choice.record(kind, n, m, solo, ns, work);
     }
     fn team<F: Fn(&Team<'_>) + Sync>(&self, solo: bool, f: F) {
         let size = self.pool.current_num_threads();
@@ -400,7 +400,7 @@ mod tests {
         let exec = Parallel { pool: &pool, team_lock: &lock, choice: &choice };
         let caller = std::thread::current().id();
         let seen = Mutex::new(Vec::new());
-        assert!(!exec.solo(TEAM_MIN_VERTICES, SearchKind::Static), "untimed: a team");
+        assert!(!exec.solo(SearchKind::Static, TEAM_MIN_VERTICES, 4 * TEAM_MIN_VERTICES), "untimed: a team");
         exec.team(false, |team| {
             team.sync();
             seen.lock().push((team.tid, std::thread::current().id() == caller));
@@ -410,7 +410,7 @@ mod tests {
         seen.sort();
         assert_eq!(seen, vec![(0, true), (1, false), (2, false)]);
         // Below the size threshold the caller runs alone.
-        assert!(exec.solo(TEAM_MIN_VERTICES - 1, SearchKind::Static));
+        assert!(exec.solo(SearchKind::Static, TEAM_MIN_VERTICES - 1, 4 * TEAM_MIN_VERTICES));
         let alone = AtomicUsize::new(0);
         exec.team(true, |team| {
             assert!(team.is_alone());
