@@ -43,8 +43,9 @@ pub(crate) trait Exec: Sync {
     /// [`Exec::solo`]).
     fn team<F: Fn(&Team<'_>) + Sync>(&self, solo: bool, f: F);
     /// True when a search of `kind` over `n` vertices and `m` edges runs on one member: always when
-    /// sequential, on a one-thread pool or below [`TEAM_MIN_VERTICES`] vertices, and otherwise
-    /// when one member has lately been faster than a team (`TeamChoice`). Asked once per search.
+    /// sequential, on a one-thread pool or below [`TEAM_MIN_VERTICES`] vertices, and otherwise,
+    /// for a repair, when one member has lately been clearly faster than a team (`TeamChoice`).
+    /// Asked once per search.
     fn solo(&self, kind: SearchKind, n: usize, m: usize) -> bool;
     /// True when a one-member search may run the bucket queue (`buckets.rs`): not for the
     /// reference, whose counters follow the originals' near-far schedule.
@@ -330,7 +331,11 @@ impl Exec for Parallel<'_> {
         })
     }
     fn solo(&self, kind: SearchKind, n: usize, m: usize) -> bool {
-        self.one_member(n) || self.choice.solo(kind, n, m)
+        // Static solves always run as a team: their rounds are wide enough for a team to win
+        // wherever the host lets it, and choosing for them too made the two sides of the
+        // bench's ratios take different ways (bremen at 2 threads, fallback rows: 0.93-1.07 with
+        // teams, outliers up to 1.51 with the choice).
+        self.one_member(n) || (kind == SearchKind::Repair && self.choice.solo(kind, n, m))
     }
     fn bucket_queue(&self) -> bool {
         true

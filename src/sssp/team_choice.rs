@@ -7,22 +7,31 @@
 //! 4.3 ms against 5.7 at one thread, 7.0 against 5.6 while another process kept the second CPU
 //! busy, and 10 against 5.4 in the bench's slow phase. The one-member bucket queue pays for
 //! none of it. So each resources handle keeps, per graph shape and kind of search, a recent best
-//! time per vertex of either way, and runs the faster one; every [`PROBE_EVERY`]-th search runs
-//! the other way, to notice when the host changes. The trees are the same either way (the engines
+//! time per vertex of either way, and runs the faster one (one member only when clearly faster,
+//! [`SOLO_MARGIN`]); one search in [`PROBE_EVERY`] runs the other way, to notice when the host
+//! changes. The trees are the same either way (the engines
 //! are bit-identical); only the schedule-dependent counters differ.
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
 /// What a search does, for comparing like with like: static solves expand every reachable
-/// vertex, repairs the vertices they touch.
+/// vertex, repairs the vertices they touch. (The parallel executor asks for repairs only; see
+/// `Parallel::solo`.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SearchKind {
     Static = 0,
     Repair = 1,
 }
 
-/// One search in this many runs the way that is not the faster one.
+/// One search in this many runs the way that is not the chosen one: at pseudo-random positions
+/// (a hash of the search's index), so that a workload repeating a fixed sequence of searches
+/// (the bench's runs, a service's update cycle) does not always probe at the same step.
 pub(crate) const PROBE_EVERY: u64 = 16;
+
+/// One member is chosen over a team only when its time per vertex is below this share of the
+/// team's: where the two are close, noise would flip the choice back and forth, and a team is
+/// what a multi-threaded pool was asked for.
+pub(crate) const SOLO_MARGIN: f64 = 0.9;
 
 /// Searches over fewer vertices are too short to time well, and are not recorded.
 pub(crate) const MIN_WORK: usize = 4096;
@@ -61,6 +70,12 @@ pub(crate) struct TeamChoice {
     forced: AtomicU8,
 }
 
+/// Whether search `i` of a slot is a probe: one in [`PROBE_EVERY`], by Fibonacci hashing.
+fn is_probe(i: u64) -> bool {
+    const _: () = assert!(PROBE_EVERY.is_power_of_two());
+    i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - PROBE_EVERY.trailing_zeros()) == 0
+}
+
 impl TeamChoice {
     /// A graph of `n` vertices and `m` edges and a kind of search, as a slot key: the average
     /// degree at half-degree steps, which the batches of a stream rarely move (50K changes on
@@ -93,7 +108,7 @@ impl TeamChoice {
         }
         let slot = self.slot(Self::key(kind, n, m));
         let i = slot.searches.fetch_add(1, Relaxed);
-        let probe = i % PROBE_EVERY == PROBE_EVERY - 1;
+        let probe = is_probe(i);
         let rate = |solo: usize| f64::from_bits(slot.rates[solo].load(Relaxed));
         let (team, solo) = (rate(0), rate(1));
         if team == 0.0 {
@@ -105,7 +120,7 @@ impl TeamChoice {
             // its first searches), then at the probes.
             return probe || i == 1;
         }
-        (solo < team) != probe
+        (solo < SOLO_MARGIN * team) != probe
     }
 
     /// Records a finished search of `kind` on a graph of `n` vertices and `m` edges that ran on
@@ -134,9 +149,11 @@ mod tests {
     /// A road-network-like shape (usroads: 129K vertices, 332K edges).
     const ROAD: (usize, usize) = (129_164, 332_000);
 
-    /// The ways `count` successive searches of `kind` on a graph of shape `g` take.
-    fn next(c: &TeamChoice, kind: SearchKind, g: (usize, usize), count: usize) -> Vec<bool> {
-        (0..count).map(|_| c.solo(kind, g.0, g.1)).collect()
+    /// How many of `count` successive searches of `kind` on a graph of shape `g` run on one
+    /// member, and how many of them are probes (the slot's searches `from..from + count`).
+    fn solos(c: &TeamChoice, kind: SearchKind, g: (usize, usize), from: u64, count: u64) -> (usize, usize) {
+        let solos = (0..count).filter(|_| c.solo(kind, g.0, g.1)).count();
+        (solos, (from..from + count).filter(|&i| is_probe(i)).count())
     }
 
     fn record(c: &TeamChoice, kind: SearchKind, g: (usize, usize), solo: bool, ns: u64) {
@@ -144,64 +161,97 @@ mod tests {
     }
 
     #[test]
-    fn the_faster_way_runs_and_the_other_is_probed_every_16_searches() {
+    fn probes_are_one_in_16_and_not_periodic() {
+        let probes: Vec<u64> = (0..16_000).filter(|&i| is_probe(i)).collect();
+        assert!((950..=1050).contains(&probes.len()), "{}", probes.len());
+        // A cycle of 8 or 16 searches is probed at every position, not always at the same one.
+        for cycle in [7, 8, 16] {
+            let positions: std::collections::HashSet<u64> = probes.iter().map(|i| i % cycle).collect();
+            assert_eq!(positions.len() as u64, cycle, "cycle {cycle}");
+        }
+    }
+
+    #[test]
+    fn the_faster_way_runs_and_the_other_is_probed() {
         let c = TeamChoice::default();
         let s = SearchKind::Static;
-        // Untimed: teams, and no probe before a team time exists.
-        assert!(!next(&c, s, ROAD, 1)[0]);
+        // Untimed: a team (search 0).
+        assert_eq!(solos(&c, s, ROAD, 0, 1).0, 0);
         record(&c, s, ROAD, false, 4_000_000);
-        // A team time but no solo time: the second search and the probes take one member.
-        assert!(next(&c, s, ROAD, 1)[0]);
-        assert_eq!(next(&c, s, ROAD, 34).iter().filter(|&&s| s).count(), 2);
-        // One member faster: it runs, a team every 16th search.
+        // A team time but no solo time: search 1 and the probes take one member.
+        assert_eq!(solos(&c, s, ROAD, 1, 1).0, 1);
+        let (solo, probes) = solos(&c, s, ROAD, 2, 200);
+        assert_eq!(solo, probes);
+        assert!(probes >= 6);
+        // One member clearly faster (3 against 4): it runs, a team at the probes.
         record(&c, s, ROAD, true, 3_000_000);
-        assert_eq!(next(&c, s, ROAD, 32).iter().filter(|&&s| !s).count(), 2);
+        let (solo, probes) = solos(&c, s, ROAD, 202, 200);
+        assert_eq!(solo, 200 - probes);
         // The other kind is chosen on its own times: still untimed, teams.
-        assert!(next(&c, SearchKind::Repair, ROAD, 20).iter().all(|&s| !s));
-        // Teams become faster again (one probe at a quarter of the time): the choice turns.
+        assert_eq!(solos(&c, SearchKind::Repair, ROAD, 0, 20).0, 0);
+        // Teams faster again (one probe at a quarter of the time): the choice turns.
         record(&c, s, ROAD, false, 1_000_000);
-        assert_eq!(next(&c, s, ROAD, 32).iter().filter(|&&s| s).count(), 2);
+        let (solo, probes) = solos(&c, s, ROAD, 402, 200);
+        assert_eq!(solo, probes);
         // One slow team search (a preempted member) does not turn it while one member's times
         // are 3x a team's; a host on which teams got slower for good does, within a few.
         record(&c, s, ROAD, false, 9_000_000);
-        assert_eq!(next(&c, s, ROAD, 16).iter().filter(|&&s| s).count(), 1);
-        for _ in 0..12 {
+        let (solo, probes) = solos(&c, s, ROAD, 602, 100);
+        assert_eq!(solo, probes);
+        for _ in 0..14 {
             record(&c, s, ROAD, false, 9_000_000);
         }
-        assert_eq!(next(&c, s, ROAD, 16).iter().filter(|&&s| !s).count(), 1);
+        let (solo, probes) = solos(&c, s, ROAD, 702, 100);
+        assert_eq!(solo, 100 - probes);
+    }
+
+    #[test]
+    fn one_member_must_be_clearly_faster() {
+        let c = TeamChoice::default();
+        let s = SearchKind::Repair;
+        solos(&c, s, ROAD, 0, 1);
+        record(&c, s, ROAD, false, 4_000_000);
+        record(&c, s, ROAD, true, 3_800_000);
+        let (solo, probes) = solos(&c, s, ROAD, 1, 100);
+        assert_eq!(solo, probes, "5 % faster: still a team");
+        record(&c, s, ROAD, true, 3_000_000);
+        let (solo, probes) = solos(&c, s, ROAD, 101, 100);
+        assert_eq!(solo, 100 - probes, "25 % faster: one member");
     }
 
     #[test]
     fn each_graph_shape_is_chosen_on_its_own_times() {
         let c = TeamChoice::default();
         let s = SearchKind::Static;
-        // One member faster on the road network.
-        next(&c, s, ROAD, 1);
+        // One member faster on the road network (searches 0 and 1 time both ways).
+        solos(&c, s, ROAD, 0, 1);
         record(&c, s, ROAD, false, 9_000_000);
         record(&c, s, ROAD, true, 3_000_000);
-        assert!(next(&c, s, ROAD, 10).iter().all(|&s| s));
-        // Its combined graph (same vertices, about 1.3 edges each) has no times: teams.
-        let combined = (ROAD.0, ROAD.0 * 13 / 10);
-        assert!(next(&c, s, combined, 1).iter().all(|&s| !s));
+        let (solo, probes) = solos(&c, s, ROAD, 1, 10);
+        assert_eq!(solo, 10 - probes);
+        // Its combined graph (same vertices, about 1.3 edges each) has no times: a team.
+        assert_eq!(solos(&c, s, (ROAD.0, ROAD.0 * 13 / 10), 0, 1).0, 0);
         // A batch that moves the edge count a little keeps the shape.
-        assert!(next(&c, s, (ROAD.0, ROAD.1 + 20_000), 4).iter().all(|&s| s));
+        let (solo, probes) = solos(&c, s, (ROAD.0, ROAD.1 + 20_000), 11, 10);
+        assert_eq!(solo, 10 - probes);
         // Past the slots, the oldest shape is forgotten (untimed again: a team).
         for n in 1..=SLOTS {
-            next(&c, s, (ROAD.0 + n, ROAD.1), 1);
+            solos(&c, s, (ROAD.0 + n, ROAD.1), 0, 1);
         }
-        assert!(!next(&c, s, ROAD, 1)[0]);
+        assert_eq!(solos(&c, s, ROAD, 0, 1).0, 0);
     }
 
     #[test]
     fn short_searches_are_not_recorded_and_tests_can_force_a_way() {
         let c = TeamChoice::default();
-        next(&c, SearchKind::Repair, ROAD, 1);
-        c.record(SearchKind::Repair, ROAD.0, ROAD.1, false, 1_000, MIN_WORK - 1);
-        assert!(!next(&c, SearchKind::Repair, ROAD, 3).iter().any(|&s| s), "no team time, no probe");
+        let r = SearchKind::Repair;
+        solos(&c, r, ROAD, 0, 1);
+        c.record(r, ROAD.0, ROAD.1, false, 1_000, MIN_WORK - 1);
+        assert_eq!(solos(&c, r, ROAD, 1, 3).0, 0, "no team time: no probe");
         c.force(Some(true));
-        assert!(next(&c, SearchKind::Repair, ROAD, 5).iter().all(|&s| s));
+        assert_eq!(solos(&c, r, ROAD, 0, 5).0, 5);
         c.force(Some(false));
-        assert!(next(&c, SearchKind::Repair, ROAD, 5).iter().all(|&s| !s));
+        assert_eq!(solos(&c, r, ROAD, 0, 5).0, 0);
         c.force(None);
     }
 }
