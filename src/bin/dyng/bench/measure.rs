@@ -130,8 +130,9 @@ fn measure_case(res: &Resources, base: &Base, batch: &Batch, source: usize, runs
         // Where the graph was allocated and what ran just before moves a solve by more than
         // the 5 % the target allows: usroads at 2 threads took 8 or 15 ms by where its graph
         // was allocated, and with a plain clone of the updated graph (the protocol of sessions
-        // 5-7, which leaves the copy in the caches) bremen's fallback solves ran 4-8 % slower
-        // than the recompute that followed, for the same expansions.
+        // 5-7, which leaves the copy in the caches) bremen's fallback solves ran up to 24 %
+        // slower than the recompute, for the same expansions (9 of its 12 cases above 1.05,
+        // against 1 of 12 with this prelude; medians of 9 runs, one protocol after the other).
         // The Dijkstra baseline runs on the same copy, before or after the recompute by turns:
         // right after a graph-sized copy both sides run slower for a while (grid 1000^2, 2
         // threads: a static solve took 47 ms instead of 39 right after the copy, 37 ms when
