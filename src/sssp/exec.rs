@@ -263,6 +263,15 @@ impl Parallel<'_> {
     fn one_member(&self, n: usize) -> bool {
         self.pool.current_num_threads() == 1 || n < TEAM_MIN_VERTICES
     }
+
+    /// True when the team-or-solo choice decides a search of `kind` over `n` vertices: a repair
+    /// whose team would have more than one member. Static solves always run as a team: their
+    /// rounds are wide enough for a team to win wherever the host lets it, and choosing for
+    /// them too made the two sides of the bench's ratios take different ways (bremen at 2
+    /// threads, fallback rows: 0.93-1.07 with teams, outliers up to 1.51 with the choice).
+    fn chooses(&self, kind: SearchKind, n: usize) -> bool {
+        kind == SearchKind::Repair && !self.one_member(n)
+    }
 }
 
 impl Exec for Parallel<'_> {
@@ -331,17 +340,21 @@ impl Exec for Parallel<'_> {
         })
     }
     fn solo(&self, kind: SearchKind, n: usize, m: usize) -> bool {
-        // Static solves always run as a team: their rounds are wide enough for a team to win
-        // wherever the host lets it, and choosing for them too made the two sides of the
-        // bench's ratios take different ways (bremen at 2 threads, fallback rows: 0.93-1.07 with
-        // teams, outliers up to 1.51 with the choice).
-        self.one_member(n) || (kind == SearchKind::Repair && self.choice.solo(kind, n, m))
+        if self.chooses(kind, n) {
+            self.choice.solo(kind, n, m)
+        } else {
+            self.one_member(n)
+        }
     }
     fn bucket_queue(&self) -> bool {
         true
     }
     fn searched(&self, kind: SearchKind, n: usize, m: usize, solo: bool, ns: u64, work: usize) {
-        self.choice.record(kind, n, m, solo, ns, work);
+        // Only searches whose way the choice made are timed for it: others would take its
+        // slots for shapes it is never asked about.
+        if self.chooses(kind, n) {
+            self.choice.record(kind, n, m, solo, ns, work);
+        }
     }
     fn team<F: Fn(&Team<'_>) + Sync>(&self, solo: bool, f: F) {
         let size = self.pool.current_num_threads();
