@@ -173,9 +173,22 @@ pub fn update_timed(
             ResultMut::Sssp(s) => ctx.update_tree(s, &mut ws)?,
             ResultMut::Mosp(m) => {
                 let mut each = Vec::with_capacity(m.trees.len());
+                // The vertices whose parents may have changed, for the combine step to look at.
+                m.touched.clear();
+                m.touched.resize(n.div_ceil(64), 0);
+                let mut listed = true;
                 for t in m.trees.iter_mut() {
+                    ws.touched_listed = false;
                     each.push(ctx.update_tree(t, &mut ws)?);
+                    listed &= ws.touched_listed;
+                    if listed {
+                        for i in 0..ws.candidates.len() {
+                            let v = ws.candidates.get(i) as usize;
+                            m.touched[v / 64] |= 1 << (v % 64);
+                        }
+                    }
                 }
+                m.touched_listed = listed;
                 UpdateStats::sum(&each)
             }
         };
@@ -200,7 +213,7 @@ pub fn update_timed(
     buffers.give_back();
     for r in results.iter_mut() {
         if let ResultMut::Mosp(m) = r {
-            m.recombine(res, graph, &mut ws)?;
+            m.recombine(res, graph, &mut ws, Some(batch))?;
         }
     }
     ws.give_back();

@@ -610,6 +610,7 @@ impl CudaEngine {
             edges,
             scale: prefs.scale(),
             delta,
+            in_place: None,
             search,
             elapsed_ns: 0, // set by the caller, which times the whole run
         })

@@ -1,48 +1,47 @@
-//! The combined graph of K trees and its static solve (the MOSP tree).
+//! The combined graph of K trees and its solve (the MOSP tree).
 //!
 //! An edge (p, v) exists iff p is v's parent in at least one tree; its weight is the base minus
-//! the terms of the trees that contain it. At most K in-edges per vertex, so the scratch CSR is
-//! sized n x K once and pooled like every other workspace.
+//! the terms of the trees that contain it. A MOSP result keeps its combined graph
+//! (`combined_graph.rs`) and, after an update of the K trees, changes it at the vertices whose
+//! parent changed in a tree (found by comparing the trees with the graph's in-slots), unless
+//! they are more than `n / REBUILD_SHARE` or the executor is the sequential reference (whose
+//! counters are the originals': it builds the graph afresh, rows in their order, and solves it).
 //!
-//! After an update of the K trees the combined tree is repaired rather than solved again, where
-//! the executor is not the sequential reference (whose counters are the originals'): the new
-//! combined graph is compared with the old combined tree, vertex by vertex (a tree edge gone or
-//! heavier is a root, an in-edge that improves on a vertex's old distance and parent a head), and
-//! the engine's update turns the old canonical tree into the new one, as for any batch; its
-//! adaptive policy recomputes when most of the tree changes, and an update that recomputed one
-//! of the K trees solves the combined graph afresh (that tree alone changed a third of the
-//! vertices or more). The result is the canonical tree of the new combined graph either way. On
-//! the 1000^2 grid's local batches the combine step fell from 82 to 46 ms (K = 3, 1 thread).
+//! The combined tree is then repaired rather than solved again: the changed vertices' in-edges
+//! are compared with the old combined tree (a tree edge gone or heavier is a root, an in-edge that
+//! improves on a vertex's old distance and parent a head; a vertex whose in-edges did not change
+//! has neither), and the engine's update turns the old canonical tree into the new one, as for
+//! any batch; its adaptive policy recomputes when most of the tree changes, and an update that
+//! recomputed one of the K trees solves the combined graph afresh (that tree alone changed a
+//! third of the vertices or more). The result is the canonical tree of the new combined graph
+//! either way.
 //!
-//! The scratch is 12 + 16 K bytes per vertex (the combined graph both ways), plus the change lists
-//! of a repair.
+//! The pooled scratch is the change lists of a repair (a few per changed vertex).
 
+use super::combined_graph::CombinedGraph;
 use super::preferences::Preferences;
 use crate::error::Result;
-use crate::graph::{reserve_for, resize_for_overwrite};
 use crate::resources::{PooledWorkspace, Resources};
 use crate::sssp::engine::is_finite;
 use crate::sssp::exec::Exec;
 use crate::sssp::{default_delta, engine, with_exec, Fallback, UpdateStats, Workspace};
 
-/// Scratch for building the combined graph.
-#[derive(Default)]
-pub struct CombineWorkspace {
-    row_ptr: Vec<i32>,
-    col_ind: Vec<i32>,
-    weights: Vec<i32>,
-    cursor: Vec<i32>,
-    /// The repair's reverse graph and changes (see [`Repair`]).
-    repair: Repair,
+/// Past `n / REBUILD_SHARE` changed vertices the combined graph is built afresh: changing a
+/// vertex in place costs a few times what building it does (two row scans per changed edge).
+const REBUILD_SHARE: usize = 4;
+
+/// Makes room for `len` entries in all (a one-time allocation at the bound of the list).
+pub(super) fn reserve_total<T>(v: &mut Vec<T>, len: usize) {
+    if v.capacity() < len {
+        v.reserve_exact(len - v.len());
+    }
 }
 
-/// What repairing the combined tree needs besides the combined graph: its in-edges (row v: v's
-/// distinct parents among the trees, with their weights) and the changes against the old tree.
+/// Scratch of the combine step (pooled).
 #[derive(Default)]
-struct Repair {
-    in_row_ptr: Vec<i32>,
-    in_tails: Vec<i32>,
-    in_weights: Vec<i32>,
+pub struct CombineWorkspace {
+    /// Vertices whose parent changed in a tree.
+    changed: Vec<i32>,
     /// Old tree edges gone from the new combined graph or heavier in it.
     from: Vec<i32>,
     to: Vec<i32>,
@@ -50,105 +49,115 @@ struct Repair {
     heads: Vec<i32>,
     head_tails: Vec<i32>,
     head_weights: Vec<i32>,
+    /// The path-cost update's scratch.
+    pub(super) costs: super::costs::CostsScratch,
 }
 
-impl Repair {
-    /// The in-edges of the combined graph of `parents`: row v holds v's distinct parents in tree
-    /// order, with their weights; true when an array had to grow.
-    fn build_in_edges(&mut self, parents: &[&[i32]], source: usize, terms: &[i64], base: i64) -> bool {
-        let (n, k) = (parents.first().map_or(0, |p| p.len()), parents.len());
-        let before = self.capacity();
-        self.in_row_ptr.clear();
-        self.in_row_ptr.reserve(n + 1);
-        self.in_row_ptr.push(0);
-        self.in_tails.clear();
-        self.in_weights.clear();
-        for v in 0..n {
-            if v != source {
-                for j in 0..k {
-                    if let Some(w) = first_occurrence_weight(parents, v, j, terms, base) {
-                        self.in_tails.push(parents[j][v]);
-                        self.in_weights.push(w as i32);
+impl CombineWorkspace {
+    fn lists(&self) -> [&Vec<i32>; 6] {
+        [&self.changed, &self.from, &self.to, &self.heads, &self.head_tails, &self.head_weights]
+    }
+
+    /// Lists in `changed`, by ascending id (which keeps the changes in place near each other in
+    /// memory: in the touched lists' search order they cost twice as much), the vertices whose
+    /// parents in `parents` differ from those `g` was built from, looking only at the vertices
+    /// whose bits are set in `touched` when given; false, with the list incomplete, once there
+    /// are more than `limit`.
+    fn list_changed(&mut self, g: &CombinedGraph, parents: &[&[i32]], touched: Option<&[u64]>, limit: usize) -> bool {
+        self.changed.clear();
+        reserve_total(&mut self.changed, limit);
+        let look = |v: usize, changed: &mut Vec<i32>| {
+            if g.changed(parents, v) {
+                if changed.len() == limit {
+                    return false;
+                }
+                changed.push(v as i32);
+            }
+            true
+        };
+        match touched {
+            Some(bits) => {
+                for (w, &word) in bits.iter().enumerate() {
+                    let mut b = word;
+                    while b != 0 {
+                        if !look(w * 64 + b.trailing_zeros() as usize, &mut self.changed) {
+                            return false;
+                        }
+                        b &= b - 1;
                     }
                 }
+                true
             }
-            self.in_row_ptr.push(self.in_tails.len() as i32);
+            None => (0..g.n()).all(|v| look(v, &mut self.changed)),
         }
-        self.capacity() > before
     }
 
-    /// Lists the changes of the combined graph (its in-edges built) against the old combined
-    /// tree `dist`/`parent`: old tree edges gone or heavier (roots), and vertices with an in-edge
-    /// better than their old (distance, parent) (heads); true when an array had to grow.
-    fn diff(&mut self, source: usize, dist: &[i64], parent: &[i32]) -> bool {
-        let before = self.capacity();
+    /// Capacity of the lists, in entries.
+    fn capacity(&self) -> usize {
+        self.lists().iter().map(|v| v.capacity()).sum()
+    }
+
+    /// Lists the changes of the combined graph at `v` against the old combined tree
+    /// `dist`/`parent`: the old tree edge into v if it is gone or heavier (a root), and v's best
+    /// in-edge if it improves on v's old (distance, parent) (a head).
+    fn diff_vertex(&mut self, g: &CombinedGraph, v: usize, dist: &[i64], parent: &[i32]) {
+        let (tails, weights) = g.in_slots(v);
+        let (dv, pv) = (dist[v], parent[v]);
+        if pv >= 0 {
+            let old = dv - dist[pv as usize];
+            let now = tails.iter().position(|&p| p == pv).map(|e| weights[e] as i64);
+            if now.map_or(true, |w| w > old) {
+                self.from.push(pv);
+                self.to.push(v as i32);
+            }
+        }
+        let mut best: Option<((i64, i32), i32)> = None;
+        for (&p, &w) in tails.iter().zip(weights) {
+            // A self slot stands for a tree without a parent of v.
+            if p == v as i32 {
+                continue;
+            }
+            let dp = dist[p as usize];
+            if !is_finite(dp) {
+                continue;
+            }
+            let cand = (dp + w as i64, p);
+            if (!is_finite(dv) || cand < (dv, pv)) && best.map_or(true, |(b, _)| cand < b) {
+                best = Some((cand, w));
+            }
+        }
+        if let Some(((_, p), w)) = best {
+            self.heads.push(v as i32);
+            self.head_tails.push(p);
+            self.head_weights.push(w);
+        }
+    }
+
+    /// The changes at `vertices` (every vertex but the source when `None`).
+    fn diff(&mut self, g: &CombinedGraph, source: usize, vertices: Option<&[i32]>, dist: &[i64], parent: &[i32]) {
+        // Room for every vertex once, so that no later batch grows the lists.
         for list in [&mut self.from, &mut self.to, &mut self.heads, &mut self.head_tails, &mut self.head_weights] {
             list.clear();
+            reserve_total(list, dist.len());
         }
-        for v in (0..dist.len()).filter(|&v| v != source) {
-            let row = self.in_row_ptr[v] as usize..self.in_row_ptr[v + 1] as usize;
-            let (tails, weights) = (&self.in_tails[row.clone()], &self.in_weights[row]);
-            let (dv, pv) = (dist[v], parent[v]);
-            if pv >= 0 {
-                let old = dv - dist[pv as usize];
-                let now = tails.iter().position(|&p| p == pv).map(|e| weights[e] as i64);
-                if now.map_or(true, |w| w > old) {
-                    self.from.push(pv);
-                    self.to.push(v as i32);
+        match vertices {
+            Some(vs) => {
+                for &v in vs {
+                    self.diff_vertex(g, v as usize, dist, parent);
                 }
             }
-            let mut best: Option<((i64, i32), i32)> = None;
-            for (&p, &w) in tails.iter().zip(weights) {
-                let dp = dist[p as usize];
-                if !is_finite(dp) {
-                    continue;
+            None => {
+                for v in (0..dist.len()).filter(|&v| v != source) {
+                    self.diff_vertex(g, v, dist, parent);
                 }
-                let cand = (dp + w as i64, p);
-                if (!is_finite(dv) || cand < (dv, pv)) && best.map_or(true, |(b, _)| cand < b) {
-                    best = Some((cand, w));
-                }
-            }
-            if let Some(((_, p), w)) = best {
-                self.heads.push(v as i32);
-                self.head_tails.push(p);
-                self.head_weights.push(w);
             }
         }
-        self.capacity() > before
-    }
-
-    fn capacity(&self) -> usize {
-        [&self.in_row_ptr, &self.in_tails, &self.in_weights, &self.from, &self.to, &self.heads, &self.head_tails, &self.head_weights]
-            .iter()
-            .map(|v| v.capacity())
-            .sum()
     }
 }
 
 impl PooledWorkspace for CombineWorkspace {
     fn bytes(&self) -> usize {
-        4 * (self.row_ptr.capacity()
-            + self.col_ind.capacity()
-            + self.weights.capacity()
-            + self.cursor.capacity()
-            + self.repair.capacity())
-    }
-}
-
-impl CombineWorkspace {
-    /// Makes room for `n` vertices and `k` trees, `row_ptr` zeroed; true when it had to allocate.
-    /// The other arrays keep what they held: the build overwrites every entry it reads.
-    fn reserve(&mut self, n: usize, k: usize) -> bool {
-        let grew = self.row_ptr.capacity() < n + 1 || self.col_ind.capacity() < n * k;
-        self.row_ptr.clear();
-        self.row_ptr.resize(n + 1, 0);
-        resize_for_overwrite(&mut self.cursor, n + 1);
-        for a in [&mut self.col_ind, &mut self.weights] {
-            if a.capacity() < n * k {
-                reserve_for(a, n * k);
-            }
-        }
-        grew
+        4 * self.capacity() + self.costs.bytes()
     }
 }
 
@@ -161,34 +170,22 @@ pub struct CombineStats {
     pub scale: u64,
     /// The combined search's Delta (its own default).
     pub delta: i64,
+    /// The vertices whose in-edges the kept combined graph changed in place (their parents
+    /// changed in a tree); `None` where it was built afresh.
+    pub in_place: Option<usize>,
     /// Counters of the static solve on the combined graph.
     pub search: UpdateStats,
     /// Wall-clock time of building and solving the combined graph, in nanoseconds.
     pub elapsed_ns: u64,
 }
 
-/// The weight of edge `(parents[k][v], v)` if this is its first occurrence among the trees.
-#[inline(always)]
-fn first_occurrence_weight(parents: &[&[i32]], v: usize, k: usize, terms: &[i64], base: i64) -> Option<i64> {
-    let p = parents[k][v];
-    if p < 0 || parents[..k].iter().any(|t| t[v] == p) {
-        return None;
-    }
-    let shared: i64 = (k + 1..parents.len())
-        .filter(|&j| parents[j][v] == p)
-        .map(|j| terms[j])
-        .sum();
-    Some(base - terms[k] - shared)
-}
-
-/// Repairs the old combined tree `dist`/`parent` into the canonical tree of the combined graph
-/// `out`, from the in-edges and changes in `scratch` (`Repair::build_in_edges`, `Repair::diff`);
-/// the adaptive policy may recompute instead.
+/// Repairs the old combined tree `dist`/`parent` into the canonical tree of `g`, from the
+/// changes listed in `cw` (`CombineWorkspace::diff`); the adaptive policy may recompute instead.
 #[allow(clippy::too_many_arguments)]
 fn repair<E: Exec>(
     e: &E,
-    out: engine::OutView<'_>,
-    scratch: &Repair,
+    g: &CombinedGraph,
+    cw: &CombineWorkspace,
     source: usize,
     delta: i64,
     base: i64,
@@ -197,18 +194,13 @@ fn repair<E: Exec>(
     parent: &mut [i32],
 ) -> Result<UpdateStats> {
     let n = dist.len();
-    let inn = || engine::InView {
-        row_ptr: &scratch.in_row_ptr,
-        tails: &scratch.in_tails,
-        w: &scratch.in_weights,
-    };
     let changes = engine::Changes {
-        from: &scratch.from,
-        to: &scratch.to,
-        heads: &scratch.heads,
+        from: &cw.from,
+        to: &cw.to,
+        heads: &cw.heads,
         inserted: Some(engine::Inserted {
-            from: &scratch.head_tails,
-            weights: &scratch.head_weights,
+            from: &cw.head_tails,
+            weights: &cw.head_weights,
             stride: 1,
             column: 0,
         }),
@@ -216,86 +208,95 @@ fn repair<E: Exec>(
     let policy = Fallback::Adaptive.policy(n, true, None, None);
     // The combined tree keeps no largest distance between updates: the shortcut rule takes its
     // pass when it needs one.
-    let (stats, _) = engine::update(e, out, inn, changes, source, delta, base, policy, engine::OldTree::Trusted, ws, dist, parent, &mut None)?;
+    let inn = || g.in_view();
+    let (stats, _) = engine::update(e, g.out_view(), inn, changes, source, delta, base, policy, engine::OldTree::Trusted, ws, dist, parent, &mut None)?;
     Ok(stats)
 }
 
-/// Builds the combined graph of `parents` (one array per tree) and solves it from `source` into
-/// `dist`/`parent`. Rows are filled by ascending v, then k (the single-threaded order).
+/// How the combined tree was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Solved {
+    /// Solved afresh (or on a device): every vertex may have changed.
+    Afresh,
+    /// Repaired, and the SSSP workspace lists every vertex whose combined distance or parent may
+    /// have changed (`Workspace::touched_listed`).
+    Touched,
+}
+
+/// Brings the combined graph `g` to the trees `parents` (one array per tree) and solves it from
+/// `source` into `dist`/`parent`.
 ///
 /// `previous`: `dist`/`parent` hold the combined tree of the trees before their last update (the
-/// canonical tree of the combined graph then), which a parallel executor repairs.
+/// canonical tree of `g` as it was), which a parallel executor repairs.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn combine_and_solve(
     res: &Resources,
     parents: &[&[i32]],
+    touched: Option<&[u64]>,
     source: usize,
     prefs: &Preferences,
+    g: &mut CombinedGraph,
+    cw: &mut CombineWorkspace,
     ws: &mut Workspace,
     dist: &mut [i64],
     parent: &mut [i32],
     previous: bool,
-) -> Result<CombineStats> {
+) -> Result<(CombineStats, Solved)> {
     let started = std::time::Instant::now();
     if let Some(cuda) = res.cuda() {
+        g.invalidate();
         let stats = cuda.combined(res.workspaces(), parents, source, prefs, dist, parent)?;
-        return Ok(CombineStats {
+        let stats = CombineStats {
             elapsed_ns: started.elapsed().as_nanos() as u64,
             ..stats
-        });
+        };
+        return Ok((stats, Solved::Afresh));
     }
-    let n = dist.len();
-    let k = parents.len();
+    let (n, k) = (dist.len(), parents.len());
     let terms = prefs.terms();
     let base = prefs.base();
-    let mut cw = res.workspaces().lease(CombineWorkspace::default);
-    if cw.reserve(n, k) {
-        res.workspaces().note_growth();
-    }
-    let cw_ref: &mut CombineWorkspace = &mut cw;
-    let CombineWorkspace { row_ptr, col_ind, weights, cursor, repair: rep } = cw_ref;
-    // The in-edges first (each vertex's distinct parents, found once), then the out-edges by
-    // a counting sort of them: rows filled by ascending v, then tree.
-    let mut grew = rep.build_in_edges(parents, source, &terms, base);
-    for &p in &rep.in_tails {
-        row_ptr[p as usize + 1] += 1;
-    }
-    for u in 0..n {
-        row_ptr[u + 1] += row_ptr[u];
-    }
-    let edges = row_ptr[n] as usize;
-    cursor.copy_from_slice(row_ptr);
-    // Each slot below is written once, so what the arrays held need not be cleared.
-    resize_for_overwrite(col_ind, edges);
-    resize_for_overwrite(weights, edges);
-    let mut weight_sum = 0i64;
-    for v in 0..n {
-        for e in rep.in_row_ptr[v] as usize..rep.in_row_ptr[v + 1] as usize {
-            let p = rep.in_tails[e] as usize;
-            let slot = cursor[p] as usize;
-            cursor[p] += 1;
-            col_ind[slot] = v as i32;
-            weights[slot] = rep.in_weights[e];
-            weight_sum += rep.in_weights[e] as i64;
+    let before = cw.capacity();
+    let (search, solved, in_place, delta) = with_exec!(res, |e| {
+        let reference = e.reference();
+        // The vertices whose parent changed, when the graph can be changed at them.
+        let mut in_place = false;
+        cw.changed.clear();
+        // Without a previous tree (after a tree's recompute, a third or more of its vertices
+        // searched) the parents changed at more vertices than pay for changes in place
+        // (usroads local 10K: 30-60 %).
+        if !reference && previous && g.fits(n, k) {
+            in_place = cw.list_changed(g, parents, touched, n / REBUILD_SHARE);
+            if in_place {
+                for &v in &cw.changed {
+                    g.update_vertex(parents, v as usize, &terms, base);
+                }
+            }
         }
-    }
-    let delta = default_delta(edges, n, weight_sum);
-    let out = engine::OutView { row_ptr, col: col_ind, w: weights };
-    let search = with_exec!(res, |e| if previous && !e.reference() {
-        grew |= rep.diff(source, dist, parent);
-        repair(e, out, rep, source, delta, base, ws, dist, parent)
-    } else {
-        engine::compute(e, out, source, delta, base, ws, dist, parent).map(|(stats, _)| stats)
+        if !in_place {
+            g.build(parents, source, &terms, base);
+        }
+        let delta = default_delta(g.edges(), n, g.weight_sum());
+        if previous && !reference {
+            let changed = std::mem::take(&mut cw.changed);
+            cw.diff(g, source, in_place.then_some(&changed[..]), dist, parent);
+            cw.changed = changed;
+            repair(e, g, cw, source, delta, base, ws, dist, parent)
+                .map(|stats| (stats, if ws.touched_listed { Solved::Touched } else { Solved::Afresh }))
+        } else {
+            engine::compute(e, g.out_view(), source, delta, base, ws, dist, parent).map(|(stats, _)| (stats, Solved::Afresh))
+        }
+        .map(|(stats, solved)| (stats, solved, in_place.then_some(cw.changed.len()), delta))
     })?;
-    if grew {
+    if cw.capacity() > before {
         res.workspaces().note_growth();
     }
-    cw.give_back();
-    Ok(CombineStats {
-        edges,
+    let stats = CombineStats {
+        edges: g.edges(),
         scale: prefs.scale(),
         delta,
+        in_place,
         search,
         elapsed_ns: started.elapsed().as_nanos() as u64,
-    })
+    };
+    Ok((stats, solved))
 }

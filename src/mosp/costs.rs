@@ -3,8 +3,10 @@
 //! Each tree edge p -> v costs the weights of the FIRST p -> v edge of row p in the updated graph
 //! (CSR order), not the cheapest parallel copy, exactly as the originals do.
 
+use super::combine::reserve_total;
+use super::combined_graph::CombinedGraph;
 use crate::error::{Error, Result};
-use crate::graph::Csr;
+use crate::graph::{BatchView, Csr};
 use crate::DISTANCE_INF;
 
 /// Costs `n x KG`, vertex-major; unreached vertices have `DISTANCE_INF` in every column.
@@ -48,6 +50,119 @@ pub(crate) fn path_costs(g: &Csr, tree: &[i32], source: usize, costs: &mut Vec<i
         }
     }
     Ok(())
+}
+
+/// Scratch of [`update_path_costs`] (pooled with the combine step's).
+#[derive(Default)]
+pub(crate) struct CostsScratch {
+    /// (combined distance, vertex) of the vertices whose costs may have changed at them.
+    roots: Vec<(i64, i32)>,
+    /// One bit per vertex: its costs were written in this update.
+    visited: Vec<u64>,
+    stack: Vec<i32>,
+}
+
+impl CostsScratch {
+    pub(crate) fn bytes(&self) -> usize {
+        12 * self.roots.capacity() + 8 * self.visited.capacity() + 4 * self.stack.capacity()
+    }
+
+    /// Marks `v` visited; false if it was already.
+    #[inline(always)]
+    fn visit(&mut self, v: usize) -> bool {
+        let (word, bit) = (v / 64, 1u64 << (v % 64));
+        if self.visited[word] & bit != 0 {
+            return false;
+        }
+        self.visited[word] |= bit;
+        true
+    }
+}
+
+/// Costs of `v` from its parent `p`'s (which are final): the first p -> v edge's weights added.
+#[inline(always)]
+fn cost_from_parent(g: &Csr, costs: &mut [i64], p: usize, v: usize) -> Result<()> {
+    let kg = g.k();
+    let e = g.first_edge(p, v as i32).ok_or_else(|| {
+        Error::invalid(format!(
+            "dyng: an edge of the MOSP tree is missing from the updated graph ({p} -> {v}; do the initial trees belong to this graph?)"
+        ))
+    })?;
+    for j in 0..kg {
+        costs[v * kg + j] = costs[p * kg + j] + g.column(j)[e] as i64;
+    }
+    Ok(())
+}
+
+/// Brings the costs of the MOSP tree before an update to those of `tree`, the tree after it,
+/// rewriting only the subtrees whose paths changed.
+///
+/// `roots`: every vertex whose MOSP parent may have changed (the combined repair's touched
+/// vertices); `batch`: the update's changes, whose edges into a vertex from its MOSP parent may
+/// have changed that vertex's first edge. The costs of a vertex outside their subtrees are
+/// unchanged: its path and every edge on it are. The roots are taken by ascending combined
+/// distance (an ancestor before its descendants: every combined weight is at least 1), each
+/// writing its subtree top-down (children from the combined graph's out-rows, which hold every
+/// MOSP tree edge); a root already written by an earlier one is skipped.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn update_path_costs(
+    g: &Csr,
+    combined: &CombinedGraph,
+    tree: &[i32],
+    combined_dist: &[i64],
+    source: usize,
+    roots: impl Iterator<Item = usize>,
+    batch: &BatchView<'_>,
+    costs: &mut [i64],
+    s: &mut CostsScratch,
+) -> Result<()> {
+    let (n, kg) = (g.n(), g.k());
+    debug_assert_eq!(costs.len(), n * kg);
+    // Each list holds a vertex at most once (the bits mark the roots listed, then the vertices
+    // visited), so n entries bound them, reserved once.
+    s.roots.clear();
+    reserve_total(&mut s.roots, n);
+    s.stack.clear();
+    reserve_total(&mut s.stack, n);
+    s.visited.clear();
+    s.visited.resize(n.div_ceil(64), 0);
+    let edges = batch.ins_src.iter().chain(batch.del_src).zip(batch.ins_dst.iter().chain(batch.del_dst));
+    let from_batch = edges.filter(|&(&u, &v)| tree[v as usize] == u).map(|(_, &v)| v as usize);
+    for v in roots.chain(from_batch) {
+        if v != source && s.visit(v) {
+            s.roots.push((combined_dist[v], v as i32));
+        }
+    }
+    s.roots.sort_unstable();
+    s.visited.fill(0);
+    let roots = std::mem::take(&mut s.roots);
+    let result = (|| {
+        for &(_, r) in &roots {
+            let r = r as usize;
+            if !s.visit(r) {
+                continue;
+            }
+            let p = tree[r];
+            if p < 0 {
+                // Unreached: so is every vertex below it, and none has it as parent.
+                costs[r * kg..r * kg + kg].fill(DISTANCE_INF);
+                continue;
+            }
+            cost_from_parent(g, costs, p as usize, r)?;
+            s.stack.push(r as i32);
+            while let Some(x) = s.stack.pop() {
+                for &c in combined.out_row(x as usize) {
+                    if tree[c as usize] == x && s.visit(c as usize) {
+                        cost_from_parent(g, costs, x as usize, c as usize)?;
+                        s.stack.push(c);
+                    }
+                }
+            }
+        }
+        Ok(())
+    })();
+    s.roots = roots;
+    result
 }
 
 #[cfg(test)]

@@ -5,11 +5,12 @@
 //! It is updated by the same one-apply `update` call as SSSP results.
 
 pub mod combine;
+pub(crate) mod combined_graph;
 pub(crate) mod costs;
 pub mod preferences;
 
 use crate::error::{Error, Result};
-use crate::graph::Graph;
+use crate::graph::{BatchView, Graph};
 use crate::resources::Resources;
 use crate::sssp::{check_source, lease_workspace, tree_path, SsspOptions, SsspResult, UpdateStats, Workspace};
 use std::sync::Arc;
@@ -44,9 +45,19 @@ pub struct MospResult {
     pub(crate) costs: Arc<Vec<i64>>,
     pub(crate) kg: usize,
     pub(crate) combine_stats: CombineStats,
+    /// The combined graph of the current trees, kept to be changed in place by the next update.
+    pub(crate) combined: Box<combined_graph::CombinedGraph>,
     /// The combined tree is that of the current trees (set by a successful combine; a failed one
     /// leaves it false, and the next combine solves from scratch).
     pub(crate) combined_current: bool,
+    /// The path costs are those of the combined tree (a failed update leaves it false, and the
+    /// next one computes every vertex's).
+    pub(crate) costs_current: bool,
+    /// Set by an update whose K trees were repaired with their touched vertices listed:
+    /// `touched` then has a bit set for every vertex whose parent may have changed in a tree,
+    /// the vertices the combine step looks at instead of every vertex.
+    pub(crate) touched: Vec<u64>,
+    pub(crate) touched_listed: bool,
 }
 
 fn resolve_k(graph: &Graph, k: Option<usize>) -> Result<usize> {
@@ -145,28 +156,81 @@ impl MospResult {
             costs: Arc::new(Vec::new()),
             kg: graph.k(),
             combine_stats: CombineStats::default(),
+            combined: Default::default(),
             combined_current: false,
+            costs_current: false,
+            touched: Vec::new(),
+            touched_listed: false,
         };
         let mut ws = lease_workspace(res, graph.n());
-        r.recombine(res, graph, &mut ws)?;
+        r.recombine(res, graph, &mut ws, None)?;
         ws.give_back();
         Ok(r)
     }
 
-    /// Rebuilds the combined graph from the current trees, solves it (repairs the combined tree
-    /// of the trees before their update, when it holds one), and recomputes path costs.
-    pub(crate) fn recombine(&mut self, res: &Resources, graph: &Graph, ws: &mut Workspace) -> Result<()> {
+    /// Brings the combined graph to the current trees, solves it (repairs the combined tree of
+    /// the trees before their update, when it holds one), and brings the path costs up to date:
+    /// after `batch` (the update's), only below the vertices the repair touched, else all of them.
+    pub(crate) fn recombine(
+        &mut self,
+        res: &Resources,
+        graph: &Graph,
+        ws: &mut Workspace,
+        batch: Option<&BatchView<'_>>,
+    ) -> Result<()> {
         // A tree recomputed by its update changed too much for a repair of the combined tree
         // to pay (its adaptive policy found a third of it or more to search): solve afresh.
         let repaired = self.trees.iter().all(|t| !t.stats.fallback_used);
         let previous = std::mem::take(&mut self.combined_current) && repaired;
+        // Costs before this update, to be changed below the touched vertices only.
+        let costs_current = std::mem::take(&mut self.costs_current);
         let parents: Vec<&[i32]> = self.trees.iter().map(|t| t.parents()).collect();
         let dist = Arc::make_mut(&mut self.combined_dist);
         let parent = Arc::make_mut(&mut self.combined_parent);
-        self.combine_stats =
-            combine::combine_and_solve(res, &parents, self.source, &self.prefs, ws, dist, parent, previous)?;
+        let mut cw = res.workspaces().lease(combine::CombineWorkspace::default);
+        let touched = std::mem::take(&mut self.touched_listed).then_some(&self.touched[..]);
+        let (stats, solved) = combine::combine_and_solve(
+            res,
+            &parents,
+            touched,
+            self.source,
+            &self.prefs,
+            &mut self.combined,
+            &mut cw,
+            ws,
+            dist,
+            parent,
+            previous,
+        )
+        .inspect_err(|_| self.combined.invalidate())?;
+        self.combine_stats = stats;
         self.combined_current = true;
-        costs::path_costs(graph.csr(), parent, self.source, Arc::make_mut(&mut self.costs))
+        let costs = Arc::make_mut(&mut self.costs);
+        let held = crate::resources::PooledWorkspace::bytes(&*cw);
+        let result = match (batch, solved) {
+            (Some(batch), combine::Solved::Touched) if costs_current && self.combined.is_valid() => {
+                let touched = (0..ws.candidates.len()).map(|i| ws.candidates.get(i) as usize);
+                costs::update_path_costs(
+                    graph.csr(),
+                    &self.combined,
+                    parent,
+                    dist,
+                    self.source,
+                    touched,
+                    batch,
+                    costs,
+                    &mut cw.costs,
+                )
+            }
+            _ => costs::path_costs(graph.csr(), parent, self.source, costs),
+        };
+        if crate::resources::PooledWorkspace::bytes(&*cw) > held {
+            res.workspaces().note_growth();
+        }
+        cw.give_back();
+        result?;
+        self.costs_current = true;
+        Ok(())
     }
 
     pub fn source(&self) -> usize {
@@ -241,6 +305,8 @@ impl MospResult {
         self.trees.iter().map(SsspResult::bytes).sum::<usize>()
             + self.combined_dist.len() * 12
             + self.costs.len() * 8
+            + self.combined.bytes()
+            + self.touched.capacity() * 8
     }
 
     /// The MOSP-tree path from the source to `target`; empty if unreachable.

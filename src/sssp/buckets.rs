@@ -321,7 +321,7 @@ pub(super) fn bucket_search<E: Exec>(
                 pos += 1;
                 continue; // queued again at a smaller distance and expanded there
             }
-            let row = out.row_ptr[u] as usize..out.row_ptr[u + 1] as usize;
+            let row = out.row(u);
             if ring.available() < row.len() {
                 hand_over(&ring, ws, p, (pos, tail), at, d);
                 break 'search None;

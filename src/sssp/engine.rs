@@ -22,12 +22,43 @@ use crate::error::{Error, Result};
 use crate::DISTANCE_INF;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
-/// One objective's out-edges (CSR with one weight column).
+/// One objective's out-edges with one weight column: row u is `bounds[s u]..bounds[s u + 1]` of
+/// `col`/`w`, for the stride s. A CSR passes its `row_ptr` (stride 1); the combined graph a MOSP
+/// result keeps passes (start, end) pairs (stride 2), its rows having room to grow between them
+/// (`mosp::combined_graph`). Either way a row's two bounds share a cache line.
 #[derive(Clone, Copy)]
 pub(crate) struct OutView<'a> {
-    pub row_ptr: &'a [i32],
+    pub bounds: &'a [i32],
+    pub stride: usize,
+    pub n: usize,
     pub col: &'a [i32],
     pub w: &'a [i32],
+    /// Edges in the rows (`col.len()` for a CSR).
+    pub edges: usize,
+}
+
+impl<'a> OutView<'a> {
+    pub(crate) fn csr(row_ptr: &'a [i32], col: &'a [i32], w: &'a [i32]) -> Self {
+        OutView {
+            bounds: row_ptr,
+            stride: 1,
+            n: row_ptr.len().saturating_sub(1),
+            col,
+            w,
+            edges: col.len(),
+        }
+    }
+
+    pub(crate) fn n(&self) -> usize {
+        self.n
+    }
+
+    #[inline(always)]
+    pub(crate) fn row(&self, u: usize) -> std::ops::Range<usize> {
+        let i = u * self.stride;
+        let b = &self.bounds[i..i + 2];
+        b[0] as usize..b[1] as usize
+    }
 }
 
 /// One objective's in-edges (the reverse CSR with the same weight column).
@@ -99,9 +130,10 @@ impl<'a, E: Exec> Run<'a, E> {
         max_weight: i64,
         ws: &mut Workspace,
     ) -> Result<(Self, UpdateStats)> {
-        let n = out.row_ptr.len() - 1;
+        let n = out.n();
         let packing = Packing::choose(n, max_weight)?;
         ws.reserve(n);
+        ws.touched_listed = false;
         let stats = UpdateStats {
             packed_parents: packing.packed_parents(),
             ..Default::default()
@@ -124,7 +156,7 @@ pub(crate) fn compute<E: Exec>(
     dist: &mut [i64],
     parent: &mut [i32],
 ) -> Result<(UpdateStats, i64)> {
-    let n = out.row_ptr.len() - 1;
+    let n = out.n();
     check_run_args(n, source, delta, dist.len(), parent.len())?;
     let (run, mut stats) = Run::prepare(exec, out, source, delta, max_weight, ws)?;
     let mut gens = Generations(ws.generation);
@@ -138,7 +170,7 @@ pub(crate) fn compute<E: Exec>(
 
 /// The static search: every word INF but the source's, then near-far from the source.
 fn solve_from_source<E: Exec>(run: &Run<'_, E>, ws: &Workspace, gens: &mut Generations, stats: &mut UpdateStats) {
-    let n = run.out.row_ptr.len() - 1;
+    let n = run.out.n();
     run.exec.for_chunks(n, GRAIN_VERTICES, |r| {
         for v in r {
             ws.packed[v].store(PACKED_INF, Relaxed);
@@ -211,7 +243,7 @@ pub(crate) fn update<'i, E: Exec>(
     parent: &mut [i32],
     largest: &mut Option<i64>,
 ) -> Result<(UpdateStats, Option<i64>)> {
-    let n = out.row_ptr.len() - 1;
+    let n = out.n();
     check_run_args(n, source, delta, dist.len(), parent.len())?;
     if old_tree == OldTree::Unchecked {
         check_changes(n, changes.from, changes.to, changes.heads)?;
@@ -224,6 +256,7 @@ pub(crate) fn update<'i, E: Exec>(
     let shared: &Workspace = ws;
     // The old tree's largest distance, once known (given, or taken by the shortcut rule).
     let old_largest = std::cell::Cell::new(*largest);
+    let touched_listed = std::cell::Cell::new(false);
     // The search's expansions when it recomputed, and the new tree's largest distance if known.
     let result = (|| -> Result<(Option<i64>, Option<i64>)> {
         let ws = shared;
@@ -336,6 +369,7 @@ pub(crate) fn update<'i, E: Exec>(
             return Ok(recompute(&mut stats, &mut gens, dist, parent));
         }
         let (affected, new_largest) = if track {
+            touched_listed.set(true);
             unpack_touched(&run, ws, dist, parent, old_largest.get())
         } else {
             let (affected, l) = unpack(&run, ws, &mut gens, dist, parent);
@@ -345,6 +379,7 @@ pub(crate) fn update<'i, E: Exec>(
         Ok((None, new_largest))
     })();
     ws.generation = gens.0;
+    ws.touched_listed = touched_listed.get() && result.is_ok();
     *largest = None;
     let (solved, new_largest) = result?;
     *largest = new_largest;
@@ -549,7 +584,7 @@ fn tree_level<E: Exec>(
         let mut next = Appender::new(list);
         for i in r {
             let u = list.get(from + i);
-            let row = out.row_ptr[u as usize] as usize..out.row_ptr[u as usize + 1] as usize;
+            let row = out.row(u as usize);
             for &x in &out.col[row] {
                 let stamp = &ws.stamp[x as usize];
                 if parent[x as usize] == u
@@ -744,7 +779,7 @@ fn near_far<E: Exec>(
     if ws.frontier.is_empty() {
         return Search::Finished;
     }
-    let (n, m) = (run.out.row_ptr.len() - 1, run.out.col.len());
+    let (n, m) = (run.out.n(), run.out.edges);
     let solo = run.exec.solo(kind, n, m);
     let clock = std::time::Instant::now();
     let end = search(run, ws, gens, stats, push_budget, track, solo);
@@ -774,7 +809,7 @@ fn search<E: Exec>(
     track: bool,
     solo: bool,
 ) -> Search {
-    let n = run.out.row_ptr.len() - 1;
+    let n = run.out.n();
     let mut push_budget = push_budget;
     if solo && run.exec.bucket_queue() {
         if let Some(b) = ring_size(n, run.packing.max_weight()) {
@@ -1122,7 +1157,7 @@ fn relax_range<E: Exec>(
             touch(run, ws, u, t);
         }
         let du = p.dist(wu);
-        let row = out.row_ptr[u] as usize..out.row_ptr[u + 1] as usize;
+        let row = out.row(u);
         // Zipped row slices: one bounds check per row instead of two per edge.
         for (&x, &w) in out.col[row.clone()].iter().zip(&out.w[row]) {
             let x = x as usize;
@@ -1279,7 +1314,7 @@ fn unpack<E: Exec>(
             if wu == PACKED_INF {
                 continue;
             }
-            for e in out.row_ptr[u] as usize..out.row_ptr[u + 1] as usize {
+            for e in out.row(u) {
                 let x = out.col[e] as usize;
                 if x != source && wu + out.w[e] as u64 == ws.packed[x].load(Relaxed) {
                     run.exec.fetch_min_i32(&parent_a[x], u as i32);

@@ -10,7 +10,7 @@ pub(crate) mod engine;
 pub(crate) mod exec;
 pub mod packing;
 mod predict;
-mod prefetch;
+pub(crate) mod prefetch;
 pub(crate) mod team_choice;
 pub mod stats;
 pub(crate) mod validate;
@@ -50,11 +50,7 @@ macro_rules! with_exec {
 pub(crate) use with_exec;
 
 pub(crate) fn out_view(g: &Csr, j: usize) -> OutView<'_> {
-    OutView {
-        row_ptr: g.row_ptr(),
-        col: g.col_ind(),
-        w: g.column(j),
-    }
+    OutView::csr(g.row_ptr(), g.col_ind(), g.column(j))
 }
 
 pub(crate) fn in_view(ie: &InEdges, j: usize) -> InView<'_> {

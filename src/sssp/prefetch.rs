@@ -10,11 +10,11 @@
 
 /// How many iterations ahead a loop asks for its lines: far enough to cover a memory access of
 /// 80-100 ns at 5-10 ns per iteration of the marking loops.
-pub(super) const AHEAD: usize = 16;
+pub(crate) const AHEAD: usize = 16;
 
 /// Asks for the cache line of `x` (a no-op off x86_64).
 #[inline(always)]
-pub(super) fn prefetch<T>(x: &T) {
+pub(crate) fn prefetch<T>(x: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch reads nothing architecturally and cannot fault; `x` is a valid
     // reference besides.
@@ -28,7 +28,7 @@ pub(super) fn prefetch<T>(x: &T) {
 /// Asks for `a[at[i]]`, if `i` is in `at` and `at[i]` in `a` (a loop's lookahead runs past the
 /// end of its list).
 #[inline(always)]
-pub(super) fn prefetch_at<T>(a: &[T], at: &[i32], i: usize) {
+pub(crate) fn prefetch_at<T>(a: &[T], at: &[i32], i: usize) {
     if let Some(x) = at.get(i).and_then(|&j| a.get(j as usize)) {
         prefetch(x);
     }

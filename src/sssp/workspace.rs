@@ -119,6 +119,9 @@ pub struct Workspace {
     pub(crate) candidates: VertexList,
     pub(crate) frontier: VertexList,
     pub(crate) generation: i32,
+    /// Set by a repair that wrote back its touched vertices only: `candidates` then lists every
+    /// vertex whose distance or parent may have changed (the combine step reads it).
+    pub(crate) touched_listed: bool,
 }
 
 impl Workspace {
@@ -139,6 +142,7 @@ impl Workspace {
             candidates: VertexList::with_capacity(c),
             frontier: VertexList::with_capacity(c),
             generation: 0,
+            touched_listed: false,
         }
     }
 

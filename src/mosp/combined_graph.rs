@@ -1,0 +1,413 @@
+//! The combined graph a MOSP result keeps between updates, changed in place at the vertices
+//! whose parent changed in one of the K trees.
+//!
+//! The combined graph depends on the K parent arrays only, vertex by vertex: v's in-edges are its
+//! distinct parents among the trees. An update of the trees that changes the parents of a few
+//! vertices (a local batch on the 1000^2 grid: 3-5 % of them) changes only those vertices'
+//! in-edges, and the out-rows of their old and new parents; rebuilding it all took 26-30 ms of
+//! such an update.
+//!
+//! Layout:
+//! - **In-slots**, K per vertex (`v * K + j`): tree j's parent of v with the combined weight of
+//!   that edge, or v itself with weight `base` where tree j has none. The slots are both the
+//!   snapshot of the parents the graph was built from (what tells the changed vertices) and the
+//!   reverse graph a repair pulls over: a parent shared by two trees sits in two slots with the
+//!   same weight (the same candidate twice), and a self slot never improves a vertex (its
+//!   candidate is the vertex's own distance plus `base`, and an invalidated vertex's word is INF).
+//! - **Out-rows**: row p is `start(p)..end(p)` of `col`/`w` (the pair at `bounds[2p]`, in one
+//!   cache line as a CSR's `row_ptr[p..p + 2]`: kept in two arrays, the 1M-vertex random
+//!   geometric graph's combined solve waited on two cache misses per row), with room for
+//!   `cap[p]` entries from its start. A full build sizes every row to its degree and fills the
+//!   rows by ascending v (the originals' single-threaded order, which the sequential reference's
+//!   counters follow); a removal swaps the row's last entry in; a row that is full moves to the
+//!   end of the arrays with twice the room (at least 2), leaving its old slots unused. Past as
+//!   many unused slots as live ones the next update builds the graph afresh. Row order does not
+//!   change a tree: ties go to the lowest id.
+
+use crate::graph::resize_for_overwrite;
+use crate::sssp::prefetch::{prefetch_at, AHEAD};
+use crate::sssp::engine::{InView, OutView};
+
+/// The combined graph of K trees (see the module doc).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct CombinedGraph {
+    k: usize,
+    in_ptr: Vec<i32>,
+    in_tails: Vec<i32>,
+    in_w: Vec<i32>,
+    /// (start, end) of each row.
+    bounds: Vec<i32>,
+    cap: Vec<i32>,
+    col: Vec<i32>,
+    w: Vec<i32>,
+    edges: usize,
+    weight_sum: i64,
+    /// Slots of rows that moved to the end of `col`/`w`.
+    unused: usize,
+    /// Built for the parents of the trees as of the last combine.
+    valid: bool,
+}
+
+/// Tree j's parent of `v`, or `v` itself where it has none (the slot's form).
+#[inline(always)]
+fn slot_tail(parents: &[&[i32]], v: usize, j: usize) -> i32 {
+    let p = parents[j][v];
+    if p < 0 {
+        v as i32
+    } else {
+        p
+    }
+}
+
+/// The weight of edge (p, v) in the combined graph of `tails` (v's K slots): base minus the
+/// terms of the trees whose slot holds p.
+#[inline(always)]
+fn weight_of(tails: &[i32], p: i32, terms: &[i64], base: i64) -> i32 {
+    let shared: i64 = tails.iter().zip(terms).filter(|(&t, _)| t == p).map(|(_, &t)| t).sum();
+    (base - shared) as i32
+}
+
+impl CombinedGraph {
+    pub(crate) fn is_valid(&self) -> bool {
+        self.valid
+    }
+
+    pub(crate) fn invalidate(&mut self) {
+        self.valid = false;
+    }
+
+    /// Built for `n` vertices and `k` trees, and not too holed to keep.
+    pub(crate) fn fits(&self, n: usize, k: usize) -> bool {
+        self.valid && self.k == k && self.cap.len() == n && self.unused <= self.col.len() / 2
+    }
+
+    pub(crate) fn n(&self) -> usize {
+        self.cap.len()
+    }
+
+    pub(crate) fn edges(&self) -> usize {
+        self.edges
+    }
+
+    pub(crate) fn weight_sum(&self) -> i64 {
+        self.weight_sum
+    }
+
+    pub(crate) fn bytes(&self) -> usize {
+        4 * [&self.in_ptr, &self.in_tails, &self.in_w, &self.bounds, &self.cap, &self.col, &self.w]
+            .iter()
+            .map(|v| v.capacity())
+            .sum::<usize>()
+    }
+
+    pub(crate) fn out_view(&self) -> OutView<'_> {
+        OutView {
+            bounds: &self.bounds,
+            stride: 2,
+            n: self.n(),
+            col: &self.col,
+            w: &self.w,
+            edges: self.edges,
+        }
+    }
+
+    pub(crate) fn in_view(&self) -> InView<'_> {
+        InView {
+            row_ptr: &self.in_ptr,
+            tails: &self.in_tails,
+            w: &self.in_w,
+        }
+    }
+
+    /// v's K in-slots: tails and weights.
+    pub(crate) fn in_slots(&self, v: usize) -> (&[i32], &[i32]) {
+        let r = v * self.k..(v + 1) * self.k;
+        (&self.in_tails[r.clone()], &self.in_w[r])
+    }
+
+    /// Row p's out-edges: heads and weights.
+    pub(crate) fn out_row(&self, p: usize) -> &[i32] {
+        &self.col[self.bounds[2 * p] as usize..self.bounds[2 * p + 1] as usize]
+    }
+
+    /// Whether one of v's parents in `parents` differs from the one the graph holds.
+    #[inline(always)]
+    pub(crate) fn changed(&self, parents: &[&[i32]], v: usize) -> bool {
+        let tails = &self.in_tails[v * self.k..(v + 1) * self.k];
+        (0..self.k).any(|j| tails[j] != slot_tail(parents, v, j))
+    }
+
+    /// Builds the graph of `parents` afresh; `source` has no in-edges.
+    pub(crate) fn build(&mut self, parents: &[&[i32]], source: usize, terms: &[i64], base: i64) {
+        let (n, k) = (parents.first().map_or(0, |p| p.len()), parents.len());
+        if self.k != k || self.in_ptr.len() != n + 1 {
+            self.in_ptr.clear();
+            self.in_ptr.extend((0..=n).map(|v| (v * k) as i32));
+        }
+        self.k = k;
+        resize_for_overwrite(&mut self.in_tails, n * k);
+        resize_for_overwrite(&mut self.in_w, n * k);
+        // Row degrees counted in `cap` first.
+        self.cap.clear();
+        self.cap.resize(n, 0);
+        let cap = &mut self.cap;
+        let slots = self.in_tails.chunks_exact_mut(k).zip(self.in_w.chunks_exact_mut(k));
+        for (v, (tails, weights)) in slots.enumerate() {
+            // The counts are random increments (a cache miss each on graphs whose ids do not
+            // follow their geometry): asked for ahead.
+            for p in parents {
+                prefetch_at(cap, p, v + AHEAD);
+            }
+            let me = v as i32;
+            for (j, t) in tails.iter_mut().enumerate() {
+                *t = if v == source { me } else { slot_tail(parents, v, j) };
+            }
+            for j in 0..k {
+                let t = tails[j];
+                if t == me {
+                    weights[j] = base as i32;
+                    continue;
+                }
+                weights[j] = weight_of(tails, t, terms, base);
+                if !tails[..j].contains(&t) {
+                    cap[t as usize] += 1;
+                }
+            }
+        }
+        // Starts by a prefix sum; `cap` serves as the rows' cursors while they are filled (a 4n
+        // array: the (start, end) pairs, twice its size, missed the cache more on the random
+        // geometric graph), and is the rows' degree again after.
+        resize_for_overwrite(&mut self.bounds, 2 * n);
+        let mut at = 0i32;
+        for (b, cap) in self.bounds.chunks_exact_mut(2).zip(self.cap.iter_mut()) {
+            b[0] = at;
+            at += *cap;
+            *cap = b[0];
+        }
+        let total = at as usize;
+        // Room for rows that move, so that a stream of updates seldom reallocates.
+        // Slots past a row's end are never read, so what the arrays held stays.
+        for a in [&mut self.col, &mut self.w] {
+            if a.capacity() < total {
+                a.reserve(total + total / 4 - a.len());
+            }
+            a.resize(total, 0);
+        }
+        let (mut edges, mut weight_sum) = (0, 0);
+        let (col, w, cursor) = (&mut self.col, &mut self.w, &mut self.cap);
+        let slots = self.in_tails.chunks_exact(k).zip(self.in_w.chunks_exact(k));
+        for (v, (tails, weights)) in slots.enumerate() {
+            for j in 0..k {
+                prefetch_at(cursor, &self.in_tails, (v + AHEAD) * k + j);
+            }
+            for j in 0..k {
+                let t = tails[j];
+                if t != v as i32 && !tails[..j].contains(&t) {
+                    let e = cursor[t as usize] as usize;
+                    col[e] = v as i32;
+                    w[e] = weights[j];
+                    cursor[t as usize] += 1;
+                    edges += 1;
+                    weight_sum += weights[j] as i64;
+                }
+            }
+        }
+        for (b, cap) in self.bounds.chunks_exact_mut(2).zip(self.cap.iter_mut()) {
+            b[1] = *cap;
+            *cap -= b[0];
+        }
+        self.edges = edges;
+        self.weight_sum = weight_sum;
+        self.unused = 0;
+        self.valid = true;
+    }
+
+    /// Brings v's in-edges, and the out-rows of its old and new parents, to `parents`.
+    pub(crate) fn update_vertex(&mut self, parents: &[&[i32]], v: usize, terms: &[i64], base: i64) {
+        let k = self.k;
+        let slots = v * k..(v + 1) * k;
+        let mut old = [0i32; crate::graph::MAX_OBJECTIVES];
+        let mut old_w = [0i32; crate::graph::MAX_OBJECTIVES];
+        old[..k].copy_from_slice(&self.in_tails[slots.clone()]);
+        old_w[..k].copy_from_slice(&self.in_w[slots.clone()]);
+        let (old, old_w) = (&old[..k], &old_w[..k]);
+        for j in 0..k {
+            self.in_tails[v * k + j] = slot_tail(parents, v, j);
+        }
+        for j in 0..k {
+            let t = self.in_tails[v * k + j];
+            self.in_w[v * k + j] = if t == v as i32 {
+                base as i32
+            } else {
+                weight_of(&self.in_tails[slots.clone()], t, terms, base)
+            };
+        }
+        let me = v as i32;
+        // Old edges: gone, or with a new weight.
+        for j in 0..k {
+            let p = old[j];
+            if p == me || old[..j].contains(&p) {
+                continue;
+            }
+            match (0..k).find(|&i| self.in_tails[v * k + i] == p) {
+                None => {
+                    self.remove(p as usize, me);
+                    self.edges -= 1;
+                    self.weight_sum -= old_w[j] as i64;
+                }
+                Some(i) => {
+                    let w = self.in_w[v * k + i];
+                    if w != old_w[j] {
+                        let e = self.find(p as usize, me);
+                        self.w[e] = w;
+                        self.weight_sum += (w - old_w[j]) as i64;
+                    }
+                }
+            }
+        }
+        // New edges.
+        for j in 0..k {
+            let p = self.in_tails[v * k + j];
+            if p == me || self.in_tails[v * k..v * k + j].contains(&p) || old.contains(&p) {
+                continue;
+            }
+            let w = self.in_w[v * k + j];
+            self.push(p as usize, me, w);
+            self.edges += 1;
+            self.weight_sum += w as i64;
+        }
+    }
+
+    /// The slot of v in row p (present by construction).
+    fn find(&self, p: usize, v: i32) -> usize {
+        let (s, e) = (self.bounds[2 * p] as usize, self.bounds[2 * p + 1] as usize);
+        s + self.col[s..e].iter().position(|&x| x == v).expect("a combined edge is in its row")
+    }
+
+    fn remove(&mut self, p: usize, v: i32) {
+        let e = self.find(p, v);
+        let last = self.bounds[2 * p + 1] as usize - 1;
+        self.col[e] = self.col[last];
+        self.w[e] = self.w[last];
+        self.bounds[2 * p + 1] -= 1;
+    }
+
+    fn push(&mut self, p: usize, v: i32, w: i32) {
+        let (s, e) = (self.bounds[2 * p] as usize, self.bounds[2 * p + 1] as usize);
+        if e - s == self.cap[p] as usize {
+            let cap = (2 * self.cap[p] as usize).max(2);
+            let at = self.col.len();
+            self.col.extend_from_within(s..e);
+            self.w.extend_from_within(s..e);
+            self.col.resize(at + cap, 0);
+            self.w.resize(at + cap, 0);
+            self.unused += self.cap[p] as usize;
+            self.bounds[2 * p] = at as i32;
+            self.bounds[2 * p + 1] = (at + e - s) as i32;
+            self.cap[p] = cap as i32;
+        }
+        let e = self.bounds[2 * p + 1] as usize;
+        self.col[e] = v;
+        self.w[e] = w;
+        self.bounds[2 * p + 1] += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::rng::Mt19937;
+
+    /// The distinct (p, v, weight) edges of a graph, sorted.
+    fn edges_of(g: &CombinedGraph, n: usize) -> Vec<(i32, i32, i32)> {
+        let out = g.out_view();
+        let mut e: Vec<_> = (0..n).flat_map(|p| out.row(p).map(move |i| (p as i32, out.col[i], out.w[i]))).collect();
+        e.sort_unstable();
+        e
+    }
+
+    /// The combined graph by its definition: (p, v) iff p is v's parent in some tree, weighing
+    /// base minus the terms of those trees.
+    fn by_definition(parents: &[Vec<i32>], source: usize, terms: &[i64], base: i64) -> Vec<(i32, i32, i32)> {
+        let n = parents[0].len();
+        let mut e = Vec::new();
+        for v in (0..n).filter(|&v| v != source) {
+            let mut ps: Vec<i32> = parents.iter().map(|t| t[v]).filter(|&p| p >= 0).collect();
+            ps.sort_unstable();
+            ps.dedup();
+            for p in ps {
+                let shared: i64 = parents.iter().zip(terms).filter(|(t, _)| t[v] == p).map(|(_, &x)| x).sum();
+                e.push((p, v as i32, (base - shared) as i32));
+            }
+        }
+        e.sort_unstable();
+        e
+    }
+
+    fn random_parents(rng: &mut Mt19937, n: usize, near: &[i32]) -> Vec<i32> {
+        (0..n)
+            .map(|v| match rng.next_u32() % 8 {
+                0 => -1,
+                1..=3 => near[v],
+                _ => ((v as u32 + 1 + rng.next_u32() % 5) % n as u32) as i32,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn updated_in_place_it_stays_the_graph_of_its_trees() {
+        let (n, source) = (200, 3);
+        let terms = [6i64, 3, 2];
+        let base = 6 * 4;
+        let mut rng = Mt19937::new(5);
+        let near: Vec<i32> = (0..n).map(|v| ((v + n - 1) % n) as i32).collect();
+        let mut trees: Vec<Vec<i32>> = (0..3).map(|_| random_parents(&mut rng, n, &near)).collect();
+        for t in trees.iter_mut() {
+            t[source] = -1;
+        }
+        let mut g = CombinedGraph::default();
+        g.build(&trees.iter().map(Vec::as_slice).collect::<Vec<_>>(), source, &terms, base);
+        assert_eq!(edges_of(&g, n), by_definition(&trees, source, &terms, base));
+        let mut moved = false;
+        for round in 0..60 {
+            // Change a few vertices' parents in some trees; every 10th round, many of one row's.
+            for _ in 0..1 + rng.next_u32() % 12 {
+                let v = rng.next_u32() as usize % n;
+                let j = rng.next_u32() as usize % 3;
+                let p = (rng.next_u32() % n as u32) as i32;
+                // No tree makes a vertex its own parent.
+                if v != source {
+                    trees[j][v] = if rng.next_u32() % 6 == 0 || p == v as i32 { -1 } else { p };
+                }
+            }
+            if round % 10 == 0 {
+                let hub = (rng.next_u32() % n as u32) as i32;
+                for v in (0..n).filter(|&v| v != source && v as i32 != hub).take(30) {
+                    trees[0][v] = hub;
+                }
+            }
+            let p: Vec<&[i32]> = trees.iter().map(Vec::as_slice).collect();
+            let changed: Vec<usize> = (0..n).filter(|&v| g.changed(&p, v)).collect();
+            for &v in &changed {
+                g.update_vertex(&p, v, &terms, base);
+            }
+            moved |= g.unused > 0;
+            assert!((0..n).all(|v| !g.changed(&p, v)), "round {round}: the slots hold the trees");
+            let want = by_definition(&trees, source, &terms, base);
+            assert_eq!(edges_of(&g, n), want, "round {round}");
+            assert_eq!(g.edges(), want.len());
+            assert_eq!(g.weight_sum(), want.iter().map(|e| e.2 as i64).sum::<i64>());
+            // The in-slots are the reverse graph, self slots aside.
+            let mut rev: Vec<(i32, i32, i32)> = (0..n)
+                .flat_map(|v| {
+                    let (t, w) = g.in_slots(v);
+                    t.iter().zip(w).filter(|(&p, _)| p != v as i32).map(move |(&p, &w)| (p, v as i32, w)).collect::<Vec<_>>()
+                })
+                .collect();
+            rev.sort_unstable();
+            rev.dedup();
+            assert_eq!(rev, want, "round {round}: in-slots");
+        }
+        assert!(moved, "some row outgrew its room and moved");
+    }
+}

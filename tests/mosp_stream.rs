@@ -1,0 +1,78 @@
+//! A long stream of batches on one MOSP result: after every update the kept combined graph
+//! (changed in place where the trees' parents changed, or built afresh) and the path costs
+//! (rewritten below the touched vertices only) must equal a MOSP result computed from scratch.
+
+use dyng::io::changegen::{generate_changes, ChangeOptions};
+use dyng::io::graphgen;
+use dyng::{Csr, Graph, MospOptions, MospResult, Resources, WeightLayout};
+
+fn stream(res: &Resources, preferences: Vec<u32>) {
+    let t = graphgen::grid(40, 40, 3, 1, 100, 7).unwrap();
+    let mut g = Graph::new(Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor).unwrap());
+    let opt = MospOptions {
+        preferences,
+        ..Default::default()
+    };
+    let source = 0;
+    let mut m = MospResult::compute(res, &g, source, &opt).unwrap();
+    let (mut in_place, mut afresh) = (0, 0);
+    for seed in 1..=40u32 {
+        // Small local batches (changed in place), now and then a large spread one (afresh).
+        let (changes, hops) = if seed % 10 == 0 { (400, 0) } else { (5 + seed as usize % 30, 4) };
+        let gen = ChangeOptions {
+            changes,
+            seed,
+            safe: seed % 3 != 0,
+            source,
+            local_hops: hops,
+            ..Default::default()
+        };
+        let (batch, _) = generate_changes(g.csr(), &gen).unwrap();
+        dyng::update(res, &mut g, &batch.view(), &mut [(&mut m).into()]).unwrap();
+        let fresh = MospResult::compute(res, &g, source, &opt).unwrap();
+        for j in 0..3 {
+            assert_eq!(m.tree(j).parents(), fresh.tree(j).parents(), "batch {seed}: tree {j}");
+        }
+        assert_eq!(m.combined_distances(), fresh.combined_distances(), "batch {seed}");
+        assert_eq!(m.combined_parents(), fresh.combined_parents(), "batch {seed}");
+        assert_eq!(m.path_costs(), fresh.path_costs(), "batch {seed}: path costs");
+        assert_eq!(m.combine_stats().edges, fresh.combine_stats().edges, "batch {seed}: edges");
+        assert_eq!(m.combine_stats().delta, fresh.combine_stats().delta, "batch {seed}: Delta (edge count and weight sum)");
+        match m.combine_stats().in_place {
+            Some(_) => in_place += 1,
+            None => afresh += 1,
+        }
+    }
+    assert!(in_place >= 20, "the kept graph was changed in place in {in_place} of 40 updates");
+    assert!(afresh >= 1, "and built afresh in {afresh}");
+}
+
+#[test]
+fn a_kept_combined_graph_and_its_costs_equal_a_fresh_mosp_at_one_thread() {
+    stream(&Resources::parallel(1).unwrap(), vec![]);
+}
+
+#[test]
+fn a_kept_combined_graph_and_its_costs_equal_a_fresh_mosp_at_two_threads_with_preferences() {
+    stream(&Resources::parallel(2).unwrap(), vec![1, 2, 3]);
+}
+
+#[test]
+fn the_sequential_reference_builds_the_combined_graph_afresh() {
+    let res = Resources::sequential();
+    let t = graphgen::grid(20, 20, 2, 1, 100, 3).unwrap();
+    let mut g = Graph::new(Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor).unwrap());
+    let mut m = MospResult::compute(&res, &g, 0, &MospOptions::default()).unwrap();
+    for seed in 1..=5u32 {
+        let gen = ChangeOptions { changes: 10, seed, safe: true, local_hops: 3, ..Default::default() };
+        let (batch, _) = generate_changes(g.csr(), &gen).unwrap();
+        dyng::update(&res, &mut g, &batch.view(), &mut [(&mut m).into()]).unwrap();
+        let fresh = MospResult::compute(&res, &g, 0, &MospOptions::default()).unwrap();
+        assert_eq!(m.combine_stats().in_place, None, "its counters are the originals'");
+        // `affected` counts the vertices the write-back changed, which depends on the arrays it
+        // wrote into; the search's own counters must be those of a fresh solve.
+        let (a, b) = (m.combine_stats().search, fresh.combine_stats().search);
+        assert_eq!((a.iterations, a.epochs, a.pushes), (b.iterations, b.epochs, b.pushes), "the same search as a fresh solve");
+        assert_eq!(m.path_costs(), fresh.path_costs());
+    }
+}
