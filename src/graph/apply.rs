@@ -69,6 +69,54 @@ enum Slot {
     Insertion(u32),
 }
 
+/// The arrays an apply reads: a CSR, or a reverse graph (the same layout, tails for heads).
+#[derive(Clone, Copy)]
+struct Rows<'a> {
+    n: usize,
+    k: usize,
+    row_ptr: &'a [i32],
+    col_ind: &'a [i32],
+    /// Objective-major, `col_ind.len()` per objective.
+    weights: &'a [i32],
+}
+
+impl<'a> Rows<'a> {
+    fn of_csr(g: &'a Csr) -> Self {
+        Rows {
+            n: g.n(),
+            k: g.k(),
+            row_ptr: g.row_ptr(),
+            col_ind: g.col_ind(),
+            weights: g.weights(),
+        }
+    }
+
+    fn n(&self) -> usize {
+        self.n
+    }
+
+    fn k(&self) -> usize {
+        self.k
+    }
+
+    fn row_ptr(&self) -> &'a [i32] {
+        self.row_ptr
+    }
+
+    fn col_ind(&self) -> &'a [i32] {
+        self.col_ind
+    }
+
+    fn row(&self, u: usize) -> std::ops::Range<usize> {
+        self.row_ptr[u] as usize..self.row_ptr[u + 1] as usize
+    }
+
+    fn column(&self, j: usize) -> &'a [i32] {
+        let m = self.col_ind.len();
+        &self.weights[j * m..(j + 1) * m]
+    }
+}
+
 /// Groups change indices by tail vertex, keeping batch order inside a row (a counting sort).
 /// `start[u]` serves as row `u`'s cursor while placing, which leaves it at row `u + 1`'s start;
 /// one shift restores it (a separate cursor array was another n-sized allocation per apply).
@@ -107,7 +155,7 @@ struct ChangedRows {
 impl ChangedRows {
     /// Appends one array of the updated graph to `out`: spans of unchanged rows are copied from
     /// `old` (indexed like the old edges), changed rows take `pick(entry)`.
-    fn assemble<T: Copy>(&self, g: &Csr, old: &[T], out: &mut Vec<T>, pick: impl Fn(&(i32, Slot)) -> T) {
+    fn assemble<T: Copy>(&self, g: Rows<'_>, old: &[T], out: &mut Vec<T>, pick: impl Fn(&(i32, Slot)) -> T) {
         let rp = g.row_ptr();
         let mut next_row = 0;
         for c in &self.rows {
@@ -128,12 +176,68 @@ pub fn apply_batch(g: &Csr, batch: &BatchView<'_>) -> Result<Applied> {
 /// [`apply_batch`], writing the new graph into the arrays of `buffers` (left empty); also says
 /// whether an array had to grow.
 pub fn apply_batch_into(g: &Csr, batch: &BatchView<'_>, buffers: &mut GraphBuffers) -> Result<(Applied, bool)> {
+    let arrays = [
+        std::mem::take(&mut buffers.row_ptr),
+        std::mem::take(&mut buffers.col_ind),
+        std::mem::take(&mut buffers.weights),
+    ];
+    let a = apply_rows(Rows::of_csr(g), batch, arrays, true)?;
+    let [row_ptr, col_ind, weights] = a.arrays;
+    let applied = Applied {
+        csr: Csr::from_parts_unchecked(g.n(), g.k(), row_ptr, col_ind, weights, a.facts),
+        increase_masks: a.masks,
+    };
+    Ok((applied, a.grew))
+}
+
+/// The reverse graph after `batch` of the graph whose reverse graph before it is `old`, written
+/// into the arrays of `spare`; also says whether an array had to grow.
+///
+/// The batch applies to the reverse graph with each edge turned around: row v of the reverse
+/// graph lists the copies of every edge u -> v, and the copies of one edge keep their order in
+/// row u (a fresh build lists them so, and an apply keeps the order of a row's survivors and
+/// appends new edges after them in both graphs), so "the first alive copy of u -> v" is the
+/// same copy in both. Only the order of different tails in a row can differ from a fresh build.
+pub(crate) fn apply_reversed_into(old: &InEdges, k: usize, batch: &BatchView<'_>, spare: InEdges) -> Result<(InEdges, bool)> {
+    let rows = Rows {
+        n: old.row_ptr.len() - 1,
+        k,
+        row_ptr: &old.row_ptr,
+        col_ind: &old.tails,
+        weights: &old.weights,
+    };
+    let reversed = BatchView {
+        k: batch.k,
+        ins_src: batch.ins_dst,
+        ins_dst: batch.ins_src,
+        ins_weights: batch.ins_weights,
+        del_src: batch.del_dst,
+        del_dst: batch.del_src,
+    };
+    let InEdges { row_ptr, tails, weights } = spare;
+    let a = apply_rows(rows, &reversed, [row_ptr, tails, weights], false)?;
+    let [row_ptr, tails, weights] = a.arrays;
+    Ok((InEdges { row_ptr, tails, weights }, a.grew))
+}
+
+/// What [`apply_rows`] produced.
+struct AppliedRows {
+    /// row_ptr, col_ind and the objective-major weights of the new graph.
+    arrays: [Vec<i32>; 3],
+    /// The columns' facts (when asked for).
+    facts: Vec<ColumnFacts>,
+    masks: Vec<u64>,
+    grew: bool,
+}
+
+/// The apply itself, writing into `arrays` (row_ptr, col_ind, weights), whatever they held.
+fn apply_rows(g: Rows<'_>, batch: &BatchView<'_>, arrays: [Vec<i32>; 3], want_facts: bool) -> Result<AppliedRows> {
     let (n, k) = (g.n(), g.k());
     batch.validate(n, k)?;
     let (del_start, del_order) = group_by_tail(n, batch.del_src);
     let (ins_start, ins_order) = group_by_tail(n, batch.ins_src);
+    let [mut row_ptr, mut col_ind, mut weights] = arrays;
 
-    let mut row_ptr = std::mem::take(&mut buffers.row_ptr);
     let mut grew = super::reserve_for(&mut row_ptr, n + 1);
     row_ptr.push(0i32);
     let mut changed = ChangedRows {
@@ -171,12 +275,10 @@ pub fn apply_batch_into(g: &Csr, batch: &BatchView<'_>, buffers: &mut GraphBuffe
         row_ptr.push(total as i32);
     }
 
-    let mut col_ind = std::mem::take(&mut buffers.col_ind);
     grew |= super::reserve_for(&mut col_ind, total);
     changed.assemble(g, g.col_ind(), &mut col_ind, |&(v, _)| v);
     // Each column is appended in place (assembling it apart and copying it in cost a second
     // graph-sized write), and its facts are taken while it is still in the cache.
-    let mut weights = std::mem::take(&mut buffers.weights);
     grew |= super::reserve_for(&mut weights, total * k);
     let mut facts = Vec::with_capacity(k);
     for j in 0..k {
@@ -184,19 +286,22 @@ pub fn apply_batch_into(g: &Csr, batch: &BatchView<'_>, buffers: &mut GraphBuffe
             Slot::Original(f) => g.column(j)[f as usize],
             Slot::Insertion(i) => batch.ins_weights[i as usize * k + j],
         });
-        facts.push(ColumnFacts::of(&weights[j * total..]));
+        if want_facts {
+            facts.push(ColumnFacts::of(&weights[j * total..]));
+        }
     }
-    let applied = Applied {
-        csr: Csr::from_parts_unchecked(n, k, row_ptr, col_ind, weights, facts),
-        increase_masks: masks,
-    };
-    Ok((applied, grew))
+    Ok(AppliedRows {
+        arrays: [row_ptr, col_ind, weights],
+        facts,
+        masks,
+        grew,
+    })
 }
 
 /// Rebuilds row `u` into `entries` (deletions first, then upserts) and sets the weight-increase
 /// masks of its insertions.
 fn rebuild_row(
-    g: &Csr,
+    g: Rows<'_>,
     batch: &BatchView<'_>,
     u: usize,
     dels: &[u32],
@@ -248,6 +353,59 @@ mod tests {
     use super::*;
     use crate::graph::batch::Batch;
     use crate::graph::csr::WeightLayout;
+    use crate::io::rng::Mt19937;
+
+    /// Row v of a reverse graph as (tail, weights), stably sorted by tail: the copies of one edge
+    /// keep their order, which is all an applied reverse graph promises besides the multiset.
+    fn by_tail(r: &InEdges, k: usize) -> Vec<Vec<(i32, Vec<i32>)>> {
+        (0..r.row_ptr.len() - 1)
+            .map(|v| {
+                let mut row: Vec<(i32, Vec<i32>)> =
+                    r.row(v).map(|s| (r.tails()[s], (0..k).map(|j| r.column(j)[s]).collect())).collect();
+                row.sort_by_key(|e| e.0);
+                row
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_batch_applied_to_the_reverse_graph_gives_the_reverse_of_the_applied_graph() {
+        // Few vertices and many parallel copies, so that deletions and upserts must pick the same
+        // copy in both graphs; 30 batches chained, each on the previous apply's reverse graph.
+        let (n, k) = (12, 2);
+        let mut rng = Mt19937::new(9);
+        let mut r = |m: u32| rng.next_u32() % m;
+        let (mut src, mut dst, mut w) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..60 {
+            src.push(r(n as u32) as i32);
+            dst.push(r(n as u32) as i32);
+            w.extend([1 + r(50) as i32, 1 + r(50) as i32]);
+        }
+        let mut g = Csr::from_edges(n, k, &src, &dst, &w).unwrap();
+        let mut reverse = InEdges::build(&g);
+        let mut spare = InEdges::default();
+        for round in 0..30 {
+            let mut b = Batch::new(k);
+            for _ in 0..r(10) {
+                let e = r(g.m() as u32) as usize;
+                let u = g.row_ptr().partition_point(|&p| p as usize <= e) - 1;
+                b.delete(u as i32, g.col_ind()[e]);
+            }
+            for _ in 0..r(10) {
+                let (u, v) = (r(n as u32) as i32, r(n as u32) as i32);
+                b.insert(u, v, &[1 + r(50) as i32, 1 + r(50) as i32]);
+                if r(3) == 0 {
+                    b.insert(u, v, &[1 + r(50) as i32, 1 + r(50) as i32]);
+                }
+            }
+            b.delete(r(n as u32) as i32, r(n as u32) as i32); // most likely absent
+            let next = apply_batch(&g, &b.view()).unwrap().csr;
+            let (applied, _) = apply_reversed_into(&reverse, k, &b.view(), spare).unwrap();
+            assert_eq!(by_tail(&applied, k), by_tail(&InEdges::build(&next), k), "round {round}");
+            spare = std::mem::replace(&mut reverse, applied);
+            g = next;
+        }
+    }
 
     /// The test vector at the end of reference-behaviour §2.
     #[test]

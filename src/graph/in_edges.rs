@@ -1,9 +1,13 @@
 //! The reverse graph: for every vertex v the tails u of the edges u -> v, with their weights.
 //!
-//! Built on first use for a graph state and rebuilt (lazily) after a batch. Tails appear in ascending
-//! (u, position in row u) order, which makes the single-threaded engine's pull order reproducible;
-//! every consumer is order-insensitive anyway (minimum over packed words). Weight columns are
-//! objective-major so that one objective's pull pass streams one column.
+//! Built on first use for a graph state. After a batch, when a repair first needs it, the batch is
+//! applied to the previous state's reverse graph if that one was built (`apply_reversed_into`),
+//! else it is built afresh. A fresh build lists row v's tails in ascending (u, position in row u)
+//! order; an applied one keeps the order of the survivors and appends the new edges, so the
+//! copies of one edge u -> v are always in their order in row u, while different tails may come
+//! in any order. Every consumer is order-insensitive (a minimum over packed words, ties to the
+//! lowest tail). Weight columns are objective-major so that one objective's pull pass streams
+//! one column.
 
 use super::csr::Csr;
 

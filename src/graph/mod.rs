@@ -109,6 +109,11 @@ impl Graph {
         self.in_edges.get().is_some()
     }
 
+    /// The reverse graph of the current state, if it has been built.
+    pub(crate) fn built_in_edges(&self) -> Option<&InEdges> {
+        self.in_edges.get()
+    }
+
     /// Replaces the state by an updated CSR (same n and K) and bumps the version; returns the
     /// replaced state's arrays.
     pub(crate) fn commit(&mut self, csr: Csr) -> GraphBuffers {
