@@ -72,8 +72,12 @@ struct Base {
 }
 
 impl Base {
+    /// The base state as a service holds it between batches: the graph with its reverse graph
+    /// (which the last repair made, and which the next update's repairs turn into the new
+    /// state's by applying the batch to it) and the MOSP result.
     fn fresh(&self, res: &Resources, source: usize) -> dyng::Result<(Graph, MospResult)> {
         let g = Graph::new(self.csr.clone());
+        let _ = g.in_edges();
         let trees = self
             .trees
             .iter()
