@@ -7,6 +7,7 @@ use super::combine::reserve_total;
 use super::combined_graph::CombinedGraph;
 use crate::error::{Error, Result};
 use crate::graph::{BatchView, Csr};
+use crate::sssp::prefetch::{prefetch, AHEAD};
 use crate::DISTANCE_INF;
 
 /// Costs `n x KG`, vertex-major; unreached vertices have `DISTANCE_INF` in every column.
@@ -23,7 +24,28 @@ pub(crate) fn path_costs(g: &Csr, tree: &[i32], source: usize, costs: &mut Vec<i
     costs[source * kg..source * kg + kg].fill(0);
     let known = |costs: &[i64], x: usize| x == source || costs[x * kg] != DISTANCE_INF;
     let mut path = Vec::new();
+    let (row_ptr, col) = (g.row_ptr(), g.col_ind());
     for v in 0..n {
+        // Where ids do not follow the geometry (the random geometric graph) every parent's
+        // costs and row are cache misses: asked for ahead, the row's start once its bounds have
+        // had time to arrive.
+        if let Some(&p) = tree.get(v + 2 * AHEAD) {
+            if p >= 0 {
+                prefetch(&row_ptr[p as usize]);
+                prefetch(&costs[p as usize * kg]);
+            }
+        }
+        if let Some(&p) = tree.get(v + AHEAD) {
+            if p >= 0 {
+                let s = row_ptr[p as usize] as usize;
+                if let Some(c) = col.get(s) {
+                    prefetch(c);
+                    for j in 0..kg {
+                        prefetch(&g.column(j)[s]);
+                    }
+                }
+            }
+        }
         let mut x = v;
         while !known(costs, x) && tree[x] >= 0 {
             if path.len() == n {
