@@ -12,7 +12,7 @@ fn dyng() -> Command {
 fn bench_quick_on_usroads_writes_json_markdown_svg_and_the_targets() {
     let out = std::env::temp_dir().join(format!("dyng-bench-test-{}", std::process::id()));
     let run = dyng()
-        .args(["bench", "quick", "--only", "usroads", "--runs", "1", "--threads", "1,2", "--out"])
+        .args(["bench", "quick", "--only", "usroads", "--runs", "1", "--threads", "1,2", "--stream-batches", "2", "--out"])
         .arg(&out)
         .output()
         .expect("run dyng bench");
@@ -23,7 +23,7 @@ fn bench_quick_on_usroads_writes_json_markdown_svg_and_the_targets() {
     assert!(json.starts_with("{\"suite\": \"quick\", \"machine\": {"), "{json}");
     let machine = json.lines().next().unwrap_or("");
     assert!(machine.contains("\"core_round_trip_ns\": [") && machine.contains("\"core_round_trip_worst_us\": ["), "{machine}");
-    let cases: Vec<&str> = json.lines().filter(|l| l.contains("\"graph\": ")).collect();
+    let cases: Vec<&str> = json.lines().filter(|l| l.contains("\"graph\": ") && l.contains("\"update_ms\": ")).collect();
     assert_eq!(cases.len(), 6, "usroads: safe, unsafe and local 10K at 1 and 2 threads");
     for field in [
         "\"graph\": \"usroads\"", "\"k\": 3", "\"source\": 531", "\"size\": 10000", "\"update_ms\": ", "\"recompute_ms\": ",
@@ -40,9 +40,20 @@ fn bench_quick_on_usroads_writes_json_markdown_svg_and_the_targets() {
         }
     }
     assert!(!json.contains("null"), "every time is finite: {json}");
+    // One stream per thread count, after the cases.
+    let streams: Vec<&str> = json.split("\"streams\": [").nth(1).expect("a streams array").lines().filter(|l| l.contains("\"graph\": ")).collect();
+    assert_eq!(streams.len(), 2, "{json}");
+    for (t, line) in streams.iter().enumerate() {
+        for field in ["\"graph\": \"usroads\"", "\"batch\": \"local\"", "\"size\": 10000", "\"batches\": 2,", "\"mosp_ms\": ", "\"mosp_recompute_ms\": ", "\"combined_in_place\": "] {
+            assert!(line.contains(field), "{field} missing in {line}");
+        }
+        assert!(line.contains(&format!("\"threads\": {},", t + 1)), "{line}");
+    }
 
     let md = std::fs::read_to_string(out.join("quick.md")).expect("quick.md");
     assert!(md.contains("\nHost: core-to-core round trip "), "{md}");
+    let table = md.split("### Streams (steady state)").nth(1).expect("a streams section");
+    assert_eq!(table.lines().filter(|l| l.starts_with("| usroads | 10000 |")).count(), 2, "{table}");
     let targets = md.split("### Targets in this run").nth(1).expect("a targets section");
     for line in ["- update <= 1.05x recompute on every case: ", "- local 10K update <= 0.2x recompute (usroads, grid): "] {
         let l = targets.lines().find(|l| l.starts_with(line)).unwrap_or_else(|| panic!("no line {line:?}:\n{targets}"));

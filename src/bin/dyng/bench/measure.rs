@@ -1,6 +1,7 @@
 //! Running the cases: medians of several runs, every ratio's two sides measured in the same run.
 
 use super::cases::{BatchKind, Plan};
+use super::stream::{self, StreamResult};
 use crate::progress::bar;
 use dyng::graph::dijkstra::dijkstra;
 use dyng::io::changegen::{generate_changes, ChangeOptions};
@@ -191,10 +192,14 @@ fn measure_case(res: &Resources, base: &Base, batch: &Batch, source: usize, runs
     Ok((s, m, g))
 }
 
-pub fn run_plan(plan: &Plan, threads: &[usize], runs: usize) -> dyng::Result<Vec<CaseResult>> {
-    let total: usize = plan.graphs.iter().map(|(_, b)| b.len() * threads.len()).sum();
+/// Runs every case of `plan`, then on each graph a stream of `stream_batches` local batches
+/// (none when 0) at each thread count.
+pub fn run_plan(plan: &Plan, threads: &[usize], runs: usize, stream_batches: usize) -> dyng::Result<(Vec<CaseResult>, Vec<StreamResult>)> {
+    let streams_per_graph = if stream_batches > 0 { threads.len() } else { 0 };
+    let total: usize = plan.graphs.iter().map(|(_, b)| b.len() * threads.len() + streams_per_graph).sum();
     let pb = bar(total as u64, "bench");
     let mut out = Vec::new();
+    let mut streams = Vec::new();
     for (spec, batches) in &plan.graphs {
         pb.set_message(format!("bench {}: building", spec.name));
         let csr = (spec.build)()?;
@@ -242,7 +247,12 @@ pub fn run_plan(plan: &Plan, threads: &[usize], runs: usize) -> dyng::Result<Vec
                 pb.inc(1);
             }
         }
+        for &t in threads.iter().take(streams_per_graph) {
+            pb.set_message(format!("bench {} stream of {stream_batches} local batches t={t}", spec.name));
+            streams.push(stream::measure(spec, &base.csr, t, stream_batches, stream::SIZE)?);
+            pb.inc(1);
+        }
     }
     pb.finish_and_clear();
-    Ok(out)
+    Ok((out, streams))
 }

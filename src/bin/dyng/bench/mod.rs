@@ -4,12 +4,14 @@
 //! original change generator, then measures in one run (so ratios are meaningful on a noisy shared
 //! machine): the per-objective update, the MOSP update end to end and its compute part, a static
 //! recompute with the same engine, and a plain binary-heap Dijkstra. Medians of several runs.
+//! Then on each graph a stream of local batches (`stream.rs`): the steady state of a service.
 //! Writes `<out>/<suite>.json`, `<suite>.md` and `<suite>.svg`.
 
 mod cases;
 mod machine;
 mod measure;
 mod report;
+mod stream;
 mod targets;
 
 use clap::{Args, ValueEnum};
@@ -43,6 +45,10 @@ pub struct BenchArgs {
     /// Only these graphs of the suite (usroads, bremen, grid1000, rgg_n_2_20).
     #[arg(long, value_delimiter = ',')]
     pub only: Vec<String>,
+    /// Batches in each graph's stream (the steady state: one MOSP result updated by local 10K
+    /// batches drawn from the current state); 0 runs no stream.
+    #[arg(long, default_value_t = stream::BATCHES)]
+    pub stream_batches: usize,
 }
 
 pub fn run(a: BenchArgs) -> dyng::Result<ExitCode> {
@@ -59,7 +65,7 @@ pub fn run(a: BenchArgs) -> dyng::Result<ExitCode> {
         }
     }
     let before = machine::core_round_trip();
-    let results = measure::run_plan(&plan, &a.threads, runs)?;
+    let (results, streams) = measure::run_plan(&plan, &a.threads, runs, a.stream_batches)?;
     let after = machine::core_round_trip();
     let host = machine::Host { round_trip_ns: [before.0, after.0], worst_us: [before.1, after.1] };
     let name = match a.suite {
@@ -67,8 +73,8 @@ pub fn run(a: BenchArgs) -> dyng::Result<ExitCode> {
         Suite::Full => "full",
     };
     std::fs::create_dir_all(&a.out).map_err(|e| dyng::Error::io(&a.out, e))?;
-    let written = report::write_all(&a.out, name, &results, &host)?;
-    print!("{}", report::markdown(name, &results, &host));
+    let written = report::write_all(&a.out, name, &results, &streams, &host)?;
+    print!("{}", report::markdown(name, &results, &streams, &host));
     for p in written {
         eprintln!("wrote {}", p.display());
     }

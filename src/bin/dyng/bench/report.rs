@@ -2,6 +2,7 @@
 
 use super::machine::Host;
 use super::measure::CaseResult;
+use super::stream::StreamResult;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -51,7 +52,7 @@ fn num(x: f64) -> String {
     }
 }
 
-pub fn json(suite: &str, cases: &[CaseResult], host: &Host) -> String {
+pub fn json(suite: &str, cases: &[CaseResult], streams: &[StreamResult], host: &Host) -> String {
     let mut s = format!("{{\"suite\": {}, \"machine\": {}, \"cases\": [\n", json_str(suite), machine_json(host));
     for (i, c) in cases.iter().enumerate() {
         let _ = writeln!(
@@ -67,8 +68,44 @@ pub fn json(suite: &str, cases: &[CaseResult], host: &Host) -> String {
             if i + 1 < cases.len() { "," } else { "" }
         );
     }
+    s.push_str("], \"streams\": [\n");
+    for (i, t) in streams.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "  {{\"graph\": {}, \"k\": {}, \"batch\": \"local\", \"size\": {}, \"batches\": {}, \"threads\": {}, \"mosp_ms\": {}, \
+\"mosp_recompute_ms\": {}, \"mosp_over_recompute\": {}, \"apply_ms\": {}, \"prepare_ms\": {}, \"trees_ms\": {}, \"combine_ms\": {}, \
+\"trees_recomputed\": {}, \"combined_in_place\": {}}}{}",
+            json_str(&t.graph), t.k, t.size, t.batches, t.threads, num(t.mosp_ms), num(t.mosp_recompute_ms),
+            num(t.mosp_ms / t.mosp_recompute_ms), num(t.apply_ms), num(t.prepare_ms), num(t.trees_ms), num(t.combine_ms),
+            t.trees_recomputed, t.combined_in_place,
+            if i + 1 < streams.len() { "," } else { "" }
+        );
+    }
     s.push_str("]}\n");
     s
+}
+
+/// The streams' table: the MOSP update in a service's steady state against a MOSP recompute.
+fn streams_markdown(s: &mut String, streams: &[StreamResult]) {
+    if streams.is_empty() {
+        return;
+    }
+    s.push_str(
+        "\n### Streams (steady state)\n\nOne MOSP result updated by a stream of local batches, each drawn from the current \
+         state (seeds 1, 2, ...); medians over the stream, in ms. The recompute is what a program without the update does: \
+         the batch applied to its own copy of the graph (through the same pool), then a MOSP result computed from scratch \
+         (both timed; the update's time includes its apply too).\n\n",
+    );
+    s.push_str("| graph | size | thr | batches | MOSP update | MOSP recompute | update/recompute | apply | prepare | K trees | combine | trees recomputed | combined graph changed in place |\n");
+    s.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for t in streams {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {:.2} | {:.2} | {:.3} | {:.2} | {:.2} | {:.2} | {:.2} | {} of {} | {} of {} |",
+            t.graph, t.size, t.threads, t.batches, t.mosp_ms, t.mosp_recompute_ms, t.mosp_ms / t.mosp_recompute_ms,
+            t.apply_ms, t.prepare_ms, t.trees_ms, t.combine_ms, t.trees_recomputed, t.batches, t.combined_in_place, t.batches
+        );
+    }
 }
 
 /// The 1-thread case matching `c` (for the thread speedup column).
@@ -76,7 +113,7 @@ fn one_thread<'a>(cases: &'a [CaseResult], c: &CaseResult) -> Option<&'a CaseRes
     cases.iter().find(|o| o.threads == 1 && o.graph == c.graph && o.batch == c.batch && o.size == c.size)
 }
 
-pub fn markdown(suite: &str, cases: &[CaseResult], host: &Host) -> String {
+pub fn markdown(suite: &str, cases: &[CaseResult], streams: &[StreamResult], host: &Host) -> String {
     let mut s = format!(
         "## dyng bench `{suite}`\n\nTimes are medians in ms; ratios are from the same run. `invalidated` is, where the adaptive \
          update recomputed before walking the tree (`Fallback::Adaptive`), its sample's estimate or, where the shortcut rule \
@@ -111,6 +148,7 @@ pub fn markdown(suite: &str, cases: &[CaseResult], host: &Host) -> String {
          2-thread figures move with it on a shared VM (docs/performance.md).",
         host.round_trip_ns[0], host.round_trip_ns[1], host.worst_us[0], host.worst_us[1]
     );
+    streams_markdown(&mut s, streams);
     s.push_str(&super::targets::markdown(cases));
     s
 }
@@ -142,10 +180,10 @@ pub fn svg(suite: &str, cases: &[CaseResult]) -> String {
     s
 }
 
-pub fn write_all(dir: &Path, suite: &str, cases: &[CaseResult], host: &Host) -> dyng::Result<Vec<PathBuf>> {
+pub fn write_all(dir: &Path, suite: &str, cases: &[CaseResult], streams: &[StreamResult], host: &Host) -> dyng::Result<Vec<PathBuf>> {
     let files = [
-        (dir.join(format!("{suite}.json")), json(suite, cases, host)),
-        (dir.join(format!("{suite}.md")), markdown(suite, cases, host)),
+        (dir.join(format!("{suite}.json")), json(suite, cases, streams, host)),
+        (dir.join(format!("{suite}.md")), markdown(suite, cases, streams, host)),
         (dir.join(format!("{suite}.svg")), svg(suite, cases)),
     ];
     let mut written = Vec::new();
