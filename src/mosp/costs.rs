@@ -60,15 +60,7 @@ pub(crate) fn path_costs(g: &Csr, tree: &[i32], source: usize, costs: &mut Vec<i
             continue;
         }
         while let Some(y) = path.pop() {
-            let p = tree[y] as usize;
-            let e = g.first_edge(p, y as i32).ok_or_else(|| {
-                Error::invalid(format!(
-                    "dyng: an edge of the MOSP tree is missing from the updated graph ({p} -> {y}; do the initial trees belong to this graph?)"
-                ))
-            })?;
-            for j in 0..kg {
-                costs[y * kg + j] = costs[p * kg + j] + g.column(j)[e] as i64;
-            }
+            cost_from_parent(g, costs, tree[y] as usize, y)?;
         }
     }
     Ok(())
@@ -86,7 +78,7 @@ pub(crate) struct CostsScratch {
 
 impl CostsScratch {
     pub(crate) fn bytes(&self) -> usize {
-        12 * self.roots.capacity() + 8 * self.visited.capacity() + 4 * self.stack.capacity()
+        std::mem::size_of::<(i64, i32)>() * self.roots.capacity() + 8 * self.visited.capacity() + 4 * self.stack.capacity()
     }
 
     /// Marks `v` visited; false if it was already.
