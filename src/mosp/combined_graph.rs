@@ -140,6 +140,11 @@ impl CombinedGraph {
     /// Builds the graph of `parents` afresh; `source` has no in-edges.
     pub(crate) fn build(&mut self, parents: &[&[i32]], source: usize, terms: &[i64], base: i64) {
         let (n, k) = (parents.first().map_or(0, |p| p.len()), parents.len());
+        if k == 0 {
+            // No trees (a MOSP result always has one or more): nothing to build.
+            *self = CombinedGraph::default();
+            return;
+        }
         if self.k != k || self.in_ptr.len() != n + 1 {
             self.in_ptr.clear();
             self.in_ptr.extend((0..=n).map(|v| (v * k) as i32));
