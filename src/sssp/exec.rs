@@ -12,7 +12,7 @@ use super::team_choice::{SearchKind, TeamChoice};
 use parking_lot::Mutex;
 use rayon::prelude::*;
 use std::ops::Range;
-use std::sync::atomic::{AtomicI32, AtomicU64, AtomicU8, AtomicUsize, Ordering, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, AtomicUsize, Ordering, Ordering::Relaxed};
 
 pub(crate) trait Exec: Sync {
     /// Lowers `a` to `v` if smaller; returns the previous value.
@@ -52,6 +52,9 @@ pub(crate) trait Exec: Sync {
     fn bucket_queue(&self) -> bool;
     /// Records a finished search for the team-or-solo choice: its way, time and vertices.
     fn searched(&self, _kind: SearchKind, _n: usize, _m: usize, _solo: bool, _ns: u64, _work: usize) {}
+    /// Runs every loop on the calling thread while `on` (a repair whose search runs on one
+    /// member: its other loops are smaller than the search).
+    fn loops_inline(&self, _on: bool) {}
 }
 
 /// A member of a team: its index and the barrier the members meet at.
@@ -237,6 +240,8 @@ pub(crate) struct Parallel<'p> {
     pub team_lock: &'p Mutex<()>,
     /// Whether a search runs as a team or on one member, from how each ran lately.
     pub choice: &'p TeamChoice,
+    /// Every loop runs on the calling thread (see `Exec::loops_inline`).
+    pub inline_all: AtomicBool,
 }
 
 /// Graphs smaller than this run their near-far search on one member: starting a team costs a
@@ -255,7 +260,7 @@ impl Parallel<'_> {
     /// (handing the loop to it only adds a wake-up), or the loop is too short to pay for one.
     #[inline]
     fn inline(&self, len: usize) -> bool {
-        len < INLINE_BELOW || self.pool.current_num_threads() == 1
+        len < INLINE_BELOW || self.pool.current_num_threads() == 1 || self.inline_all.load(Relaxed)
     }
 
     /// True when a team for a search of `n` vertices has one member: the pool has one thread,
@@ -303,7 +308,7 @@ impl Exec for Parallel<'_> {
         false
     }
     fn for_chunks<F: Fn(Range<usize>) + Sync + Send>(&self, len: usize, grain: usize, f: F) {
-        if len < INLINE_BELOW || grain >= len || self.pool.current_num_threads() == 1 {
+        if grain >= len || self.inline(len) {
             return f(0..len);
         }
         let grain = grain.max(1);
@@ -348,6 +353,9 @@ impl Exec for Parallel<'_> {
     }
     fn bucket_queue(&self) -> bool {
         true
+    }
+    fn loops_inline(&self, on: bool) {
+        self.inline_all.store(on, Relaxed);
     }
     fn searched(&self, kind: SearchKind, n: usize, m: usize, solo: bool, ns: u64, work: usize) {
         // Only searches whose way the choice made are timed for it: others would take its
@@ -415,7 +423,7 @@ mod tests {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
         let lock = Mutex::new(());
         let choice = TeamChoice::default();
-        let exec = Parallel { pool: &pool, team_lock: &lock, choice: &choice };
+        let exec = Parallel { pool: &pool, team_lock: &lock, choice: &choice, inline_all: Default::default() };
         let caller = std::thread::current().id();
         let seen = Mutex::new(Vec::new());
         assert!(!exec.solo(SearchKind::Static, TEAM_MIN_VERTICES, 4 * TEAM_MIN_VERTICES), "untimed: a team");

@@ -37,6 +37,7 @@ macro_rules! with_exec {
                     pool,
                     team_lock: res.team_lock(),
                     choice: res.team_choice(),
+                    inline_all: Default::default(),
                 };
                 $body
             }
