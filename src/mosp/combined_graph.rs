@@ -32,6 +32,7 @@ use crate::sssp::engine::{InView, OutView};
 #[derive(Debug, Clone, Default)]
 pub(crate) struct CombinedGraph {
     k: usize,
+    source: usize,
     in_ptr: Vec<i32>,
     in_tails: Vec<i32>,
     in_w: Vec<i32>,
@@ -48,14 +49,26 @@ pub(crate) struct CombinedGraph {
     valid: bool,
 }
 
-/// Tree j's parent of `v`, or `v` itself where it has none (the slot's form).
+/// Tree j's parent of `v`, or `v` itself where it has none or `v` is the source, which has no
+/// in-edges (the slot's form).
 #[inline(always)]
-fn slot_tail(parents: &[&[i32]], v: usize, j: usize) -> i32 {
+fn slot_tail(parents: &[&[i32]], v: usize, j: usize, source: usize) -> i32 {
     let p = parents[j][v];
-    if p < 0 {
+    if p < 0 || v == source {
         v as i32
     } else {
         p
+    }
+}
+
+/// Writes v's K slots: the tails of `parents` and their combined weights (`base` for a self slot).
+#[inline(always)]
+fn write_slots(parents: &[&[i32]], v: usize, source: usize, tails: &mut [i32], weights: &mut [i32], terms: &[i64], base: i64) {
+    for (j, t) in tails.iter_mut().enumerate() {
+        *t = slot_tail(parents, v, j, source);
+    }
+    for (w, &t) in weights.iter_mut().zip(tails.iter()) {
+        *w = if t == v as i32 { base as i32 } else { weight_of(tails, t, terms, base) };
     }
 }
 
@@ -134,7 +147,7 @@ impl CombinedGraph {
     #[inline(always)]
     pub(crate) fn changed(&self, parents: &[&[i32]], v: usize) -> bool {
         let tails = &self.in_tails[v * self.k..(v + 1) * self.k];
-        (0..self.k).any(|j| tails[j] != slot_tail(parents, v, j))
+        (0..self.k).any(|j| tails[j] != slot_tail(parents, v, j, self.source))
     }
 
     /// Builds the graph of `parents` afresh; `source` has no in-edges.
@@ -150,6 +163,7 @@ impl CombinedGraph {
             self.in_ptr.extend((0..=n).map(|v| (v * k) as i32));
         }
         self.k = k;
+        self.source = source;
         resize_for_overwrite(&mut self.in_tails, n * k);
         resize_for_overwrite(&mut self.in_w, n * k);
         // Row degrees counted in `cap` first.
@@ -163,18 +177,10 @@ impl CombinedGraph {
             for p in parents {
                 prefetch_at(cap, p, v + AHEAD);
             }
-            let me = v as i32;
-            for (j, t) in tails.iter_mut().enumerate() {
-                *t = if v == source { me } else { slot_tail(parents, v, j) };
-            }
+            write_slots(parents, v, source, tails, weights, terms, base);
             for j in 0..k {
                 let t = tails[j];
-                if t == me {
-                    weights[j] = base as i32;
-                    continue;
-                }
-                weights[j] = weight_of(tails, t, terms, base);
-                if !tails[..j].contains(&t) {
+                if t != v as i32 && !tails[..j].contains(&t) {
                     cap[t as usize] += 1;
                 }
             }
@@ -236,17 +242,7 @@ impl CombinedGraph {
         old[..k].copy_from_slice(&self.in_tails[slots.clone()]);
         old_w[..k].copy_from_slice(&self.in_w[slots.clone()]);
         let (old, old_w) = (&old[..k], &old_w[..k]);
-        for j in 0..k {
-            self.in_tails[v * k + j] = slot_tail(parents, v, j);
-        }
-        for j in 0..k {
-            let t = self.in_tails[v * k + j];
-            self.in_w[v * k + j] = if t == v as i32 {
-                base as i32
-            } else {
-                weight_of(&self.in_tails[slots.clone()], t, terms, base)
-            };
-        }
+        write_slots(parents, v, self.source, &mut self.in_tails[slots.clone()], &mut self.in_w[slots.clone()], terms, base);
         let me = v as i32;
         // Old edges: gone, or with a new weight.
         for j in 0..k {
