@@ -255,7 +255,6 @@ pub(crate) fn combine_and_solve(
     let (n, k) = (dist.len(), parents.len());
     let terms = prefs.terms();
     let base = prefs.base();
-    let before = cw.capacity();
     let (search, solved, in_place, delta) = with_exec!(res, |e| {
         let reference = e.reference();
         // The vertices whose parent changed, when the graph can be changed at them.
@@ -287,9 +286,6 @@ pub(crate) fn combine_and_solve(
         }
         .map(|(stats, solved)| (stats, solved, in_place.then_some(cw.changed.len()), delta))
     })?;
-    if cw.capacity() > before {
-        res.workspaces().note_growth();
-    }
     let stats = CombineStats {
         edges: g.edges(),
         scale: prefs.scale(),

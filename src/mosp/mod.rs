@@ -188,6 +188,8 @@ impl MospResult {
         let dist = Arc::make_mut(&mut self.combined_dist);
         let parent = Arc::make_mut(&mut self.combined_parent);
         let mut cw = res.workspaces().lease(combine::CombineWorkspace::default);
+        // The lease's lists grow at most once to their bounds; counted once, after both steps.
+        let held = crate::resources::PooledWorkspace::bytes(&*cw);
         let touched = std::mem::take(&mut self.touched_listed).then_some(&self.touched[..]);
         let (stats, solved) = combine::combine_and_solve(
             res,
@@ -206,7 +208,6 @@ impl MospResult {
         self.combine_stats = stats;
         self.combined_current = true;
         let costs = Arc::make_mut(&mut self.costs);
-        let held = crate::resources::PooledWorkspace::bytes(&*cw);
         let result = match (batch, solved) {
             (Some(batch), combine::Solved::Touched) if costs_current && self.combined.is_valid() => {
                 let touched = (0..ws.candidates.len()).map(|i| ws.candidates.get(i) as usize);
