@@ -11,7 +11,7 @@ use dyng::{Batch, Csr, Graph, MospOptions, MospResult, Resources, SsspOptions, S
 use std::time::Instant;
 
 /// One measured case.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct CaseResult {
     pub graph: String,
     pub n: usize,
@@ -31,6 +31,10 @@ pub struct CaseResult {
     pub mosp_ms: f64,
     pub mosp_compute_ms: f64,
     pub mosp_recompute_ms: f64,
+    /// Every run's objective-0 update and recompute, in run order (run i's two are timed next
+    /// to each other, so their ratio is the least exposed to the host's slow phases).
+    pub update_runs_ms: Vec<f64>,
+    pub recompute_runs_ms: Vec<f64>,
     pub affected: i64,
     pub invalidated: i64,
     pub fallback_used: bool,
@@ -40,6 +44,21 @@ pub struct CaseResult {
     pub graph_buffers_bytes_per_vertex: f64,
     pub result_bytes_per_vertex: f64,
     pub peak_rss_bytes: u64,
+}
+
+impl CaseResult {
+    /// Update over recompute as the ratio of the two medians.
+    pub fn ratio(&self) -> f64 {
+        self.update_ms / self.recompute_ms
+    }
+
+    /// Update over recompute as the median of the runs' own ratios: each run's update and
+    /// recompute are timed back to back (in alternating order), so a phase of the host that
+    /// slows one run slows both sides of its ratio, where the ratio of two medians can take
+    /// its update from a fast run and its recompute from a slow one.
+    pub fn paired_ratio(&self) -> f64 {
+        median(self.update_runs_ms.iter().zip(&self.recompute_runs_ms).map(|(u, r)| u / r).collect())
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -234,6 +253,8 @@ pub fn run_plan(plan: &Plan, threads: &[usize], runs: usize, stream_batches: usi
                     inserts: batch.num_insertions(),
                     deletes: batch.num_deletions(),
                     threads: t,
+                    update_runs_ms: s.update.clone(),
+                    recompute_runs_ms: s.recompute.clone(),
                     update_ms: median(s.update),
                     apply_ms: median(s.apply),
                     recompute_ms: median(s.recompute),
@@ -261,4 +282,27 @@ pub fn run_plan(plan: &Plan, threads: &[usize], runs: usize, stream_batches: usi
     }
     pb.finish_and_clear();
     Ok((out, streams))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_paired_ratio_follows_each_run_and_the_plain_one_mixes_runs() {
+        // Two runs in a phase twice as slow for both sides, and one whose recompute alone was
+        // slow: each run's own ratio is 1 but in that one, while the medians take the update
+        // from the fast runs and the recompute from the slow ones.
+        let update = vec![10.0, 10.0, 20.0, 20.0, 10.0];
+        let recompute = vec![10.0, 10.0, 20.0, 20.0, 20.0];
+        let c = CaseResult {
+            update_ms: median(update.clone()),
+            recompute_ms: median(recompute.clone()),
+            update_runs_ms: update,
+            recompute_runs_ms: recompute,
+            ..Default::default()
+        };
+        assert_eq!(c.ratio(), 0.5);
+        assert_eq!(c.paired_ratio(), 1.0);
+    }
 }

@@ -52,6 +52,10 @@ fn num(x: f64) -> String {
     }
 }
 
+fn nums(v: &[f64]) -> String {
+    format!("[{}]", v.iter().map(|&x| num(x)).collect::<Vec<_>>().join(", "))
+}
+
 pub fn json(suite: &str, cases: &[CaseResult], streams: &[StreamResult], host: &Host) -> String {
     let mut s = format!("{{\"suite\": {}, \"machine\": {}, \"cases\": [\n", json_str(suite), machine_json(host));
     for (i, c) in cases.iter().enumerate() {
@@ -59,11 +63,11 @@ pub fn json(suite: &str, cases: &[CaseResult], streams: &[StreamResult], host: &
             s,
             "  {{\"graph\": {}, \"n\": {}, \"m\": {}, \"k\": {}, \"source\": {}, \"batch\": {}, \"size\": {}, \"inserts\": {}, \"deletes\": {}, \"threads\": {}, \
 \"update_ms\": {}, \"apply_ms\": {}, \"recompute_ms\": {}, \"dijkstra_ms\": {}, \"mosp_ms\": {}, \"mosp_compute_ms\": {}, \"mosp_recompute_ms\": {}, \
-\"update_over_recompute\": {}, \"recompute_over_dijkstra\": {}, \"affected\": {}, \"invalidated\": {}, \"fallback_used\": {}, \
+\"update_over_recompute\": {}, \"update_over_recompute_paired\": {}, \"update_runs_ms\": {}, \"recompute_runs_ms\": {}, \"recompute_over_dijkstra\": {}, \"affected\": {}, \"invalidated\": {}, \"fallback_used\": {}, \
 \"workspace_bytes_per_vertex\": {}, \"combine_bytes_per_vertex\": {}, \"graph_buffers_bytes_per_vertex\": {}, \"result_bytes_per_vertex\": {}, \"peak_rss_bytes\": {}}}{}",
             json_str(&c.graph), c.n, c.m, c.k, c.source, json_str(c.batch), c.size, c.inserts, c.deletes, c.threads,
             num(c.update_ms), num(c.apply_ms), num(c.recompute_ms), num(c.dijkstra_ms), num(c.mosp_ms), num(c.mosp_compute_ms), num(c.mosp_recompute_ms),
-            num(c.update_ms / c.recompute_ms), num(c.recompute_ms / c.dijkstra_ms), c.affected, c.invalidated, c.fallback_used,
+            num(c.ratio()), num(c.paired_ratio()), nums(&c.update_runs_ms), nums(&c.recompute_runs_ms), num(c.recompute_ms / c.dijkstra_ms), c.affected, c.invalidated, c.fallback_used,
             num(c.workspace_bytes_per_vertex), num(c.combine_bytes_per_vertex), num(c.graph_buffers_bytes_per_vertex), num(c.result_bytes_per_vertex), c.peak_rss_bytes,
             if i + 1 < cases.len() { "," } else { "" }
         );
@@ -115,19 +119,20 @@ fn one_thread<'a>(cases: &'a [CaseResult], c: &CaseResult) -> Option<&'a CaseRes
 
 pub fn markdown(suite: &str, cases: &[CaseResult], streams: &[StreamResult], host: &Host) -> String {
     let mut s = format!(
-        "## dyng bench `{suite}`\n\nTimes are medians in ms; ratios are from the same run. `invalidated` is, where the adaptive \
+        "## dyng bench `{suite}`\n\nTimes are medians in ms; ratios are from the same run: `update/recompute` is the ratio of the two medians, \
+         `paired` the median of each run's own ratio (its update and recompute timed back to back). `invalidated` is, where the adaptive \
          update recomputed before walking the tree (`Fallback::Adaptive`), its sample's estimate or, where the shortcut rule \
          decided before the sample, the distinct roots: both lower bounds.\n\n"
     );
-    s.push_str("| graph | batch | size | thr | update/obj | recompute | dijkstra | update/recompute | recompute/dijkstra | 1thr/this (update) | MOSP e2e | MOSP recompute | invalidated | affected | fallback |\n");
-    s.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    s.push_str("| graph | batch | size | thr | update/obj | recompute | dijkstra | update/recompute | paired | recompute/dijkstra | 1thr/this (update) | MOSP e2e | MOSP recompute | invalidated | affected | fallback |\n");
+    s.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for c in cases {
         let speedup = one_thread(cases, c).map_or("".into(), |o| format!("{:.2}x", o.update_ms / c.update_ms));
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.3} | {:.3} | {} | {:.2} | {:.2} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.3} | {:.3} | {:.3} | {} | {:.2} | {:.2} | {} | {} | {} |",
             c.graph, c.batch, c.size, c.threads, c.update_ms, c.recompute_ms, c.dijkstra_ms,
-            c.update_ms / c.recompute_ms, c.recompute_ms / c.dijkstra_ms, speedup, c.mosp_ms, c.mosp_recompute_ms,
+            c.ratio(), c.paired_ratio(), c.recompute_ms / c.dijkstra_ms, speedup, c.mosp_ms, c.mosp_recompute_ms,
             c.invalidated, c.affected, c.fallback_used
         );
     }
@@ -158,7 +163,7 @@ pub fn svg(suite: &str, cases: &[CaseResult]) -> String {
     let row = 22;
     let (left, width) = (300, 420);
     let height = 60 + row * cases.len();
-    let max = cases.iter().map(|c| c.update_ms / c.recompute_ms).fold(1.2f64, f64::max);
+    let max = cases.iter().map(CaseResult::ratio).fold(1.2f64, f64::max);
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"12\">\n\
 <text x=\"10\" y=\"20\" font-size=\"14\">dyng bench {suite}: update time / recompute time (lower is better)</text>\n",
@@ -168,7 +173,7 @@ pub fn svg(suite: &str, cases: &[CaseResult]) -> String {
     let _ = writeln!(s, "<line x1=\"{x1:.1}\" y1=\"30\" x2=\"{x1:.1}\" y2=\"{}\" stroke=\"#c00\" stroke-dasharray=\"4\"/>", height - 10);
     for (i, c) in cases.iter().enumerate() {
         let y = 40 + i * row;
-        let r = c.update_ms / c.recompute_ms;
+        let r = c.ratio();
         let w = width as f64 * r / max;
         let _ = writeln!(
             s,
