@@ -47,6 +47,12 @@ pub struct CaseResult {
 }
 
 impl CaseResult {
+    /// The 1-thread case of `cases` with this case's graph, batch and size (for the thread
+    /// speedups).
+    pub fn one_thread<'a>(&self, cases: &'a [CaseResult]) -> Option<&'a CaseResult> {
+        cases.iter().find(|o| o.threads == 1 && o.graph == self.graph && o.batch == self.batch && o.size == self.size)
+    }
+
     /// Update over recompute as the ratio of the two medians.
     pub fn ratio(&self) -> f64 {
         self.update_ms / self.recompute_ms
@@ -61,7 +67,8 @@ impl CaseResult {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+/// The median of `v` (the upper one of an even count; NaN when empty).
+pub(super) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     if v.is_empty() {
         return f64::NAN;
@@ -69,7 +76,8 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-fn ms(t: Instant) -> f64 {
+/// Milliseconds since `t`.
+pub(super) fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 

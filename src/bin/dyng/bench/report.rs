@@ -112,11 +112,6 @@ fn streams_markdown(s: &mut String, streams: &[StreamResult]) {
     }
 }
 
-/// The 1-thread case matching `c` (for the thread speedup column).
-fn one_thread<'a>(cases: &'a [CaseResult], c: &CaseResult) -> Option<&'a CaseResult> {
-    cases.iter().find(|o| o.threads == 1 && o.graph == c.graph && o.batch == c.batch && o.size == c.size)
-}
-
 pub fn markdown(suite: &str, cases: &[CaseResult], streams: &[StreamResult], host: &Host) -> String {
     let mut s = format!(
         "## dyng bench `{suite}`\n\nTimes are medians in ms; ratios are from the same run: `update/recompute` is the ratio of the two medians, \
@@ -127,7 +122,7 @@ pub fn markdown(suite: &str, cases: &[CaseResult], streams: &[StreamResult], hos
     s.push_str("| graph | batch | size | thr | update/obj | recompute | dijkstra | update/recompute | paired | recompute/dijkstra | 1thr/this (update) | MOSP e2e | MOSP recompute | invalidated | affected | fallback |\n");
     s.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for c in cases {
-        let speedup = one_thread(cases, c).map_or("".into(), |o| format!("{:.2}x", o.update_ms / c.update_ms));
+        let speedup = c.one_thread(cases).map_or("".into(), |o| format!("{:.2}x", o.update_ms / c.update_ms));
         let _ = writeln!(
             s,
             "| {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.3} | {:.3} | {:.3} | {} | {:.2} | {:.2} | {} | {} | {} |",

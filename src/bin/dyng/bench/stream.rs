@@ -9,6 +9,7 @@
 //! runs second.
 
 use super::cases::GraphSpec;
+use super::measure::{median, ms};
 use dyng::io::changegen::{generate_changes, ChangeOptions};
 use dyng::{Csr, Graph, MospOptions, MospResult, Resources};
 use std::time::Instant;
@@ -38,15 +39,6 @@ pub struct StreamResult {
     pub trees_recomputed: usize,
     /// Updates whose kept combined graph was changed in place (not built afresh).
     pub combined_in_place: usize,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
-fn ms(t: Instant) -> f64 {
-    t.elapsed().as_secs_f64() * 1e3
 }
 
 /// Runs one stream of `batches` local batches of `size` changes on `csr` at `threads` threads.

@@ -18,10 +18,6 @@ fn label(c: &CaseResult) -> String {
     format!("{} {} {} t={}", c.graph, c.batch, c.size, c.threads)
 }
 
-fn ratio(c: &CaseResult) -> f64 {
-    c.ratio()
-}
-
 /// The "update <= 1.05x recompute on every case" line for one way of taking the ratio.
 fn update_over_recompute(s: &mut String, cases: &[CaseResult], how: &str, ratio: fn(&CaseResult) -> f64) {
     let over: Vec<&CaseResult> = cases.iter().filter(|c| ratio(c) > UPDATE_OVER_RECOMPUTE).collect();
@@ -58,7 +54,7 @@ pub fn markdown(cases: &[CaseResult]) -> String {
     // Both statistics, each on its own line: the ratio of the medians (the JSON's
     // `update_over_recompute`, as the shape has it) and the median of the runs' own
     // ratios, which a slow phase of the host moves less (see `CaseResult::paired_ratio`).
-    update_over_recompute(&mut s, cases, "ratio of medians", ratio);
+    update_over_recompute(&mut s, cases, "ratio of medians", CaseResult::ratio);
     update_over_recompute(&mut s, cases, "median of paired runs", CaseResult::paired_ratio);
 
     let local: Vec<&CaseResult> = cases
@@ -69,8 +65,8 @@ pub fn markdown(cases: &[CaseResult]) -> String {
         &mut s,
         &format!("local 10K update <= {LOCAL_10K}x recompute (usroads, grid)"),
         (!local.is_empty()).then(|| {
-            let detail = local.iter().map(|c| format!("{} {:.3}", label(c), ratio(c))).collect::<Vec<_>>().join(", ");
-            (local.iter().all(|c| ratio(c) <= LOCAL_10K), detail)
+            let detail = local.iter().map(|c| format!("{} {:.3}", label(c), c.ratio())).collect::<Vec<_>>().join(", ");
+            (local.iter().all(|c| c.ratio() <= LOCAL_10K), detail)
         }),
     );
 
@@ -90,7 +86,7 @@ pub fn markdown(cases: &[CaseResult]) -> String {
         .iter()
         .filter(|c| c.size == 50_000 && c.threads == 2)
         .filter_map(|c| {
-            let one = cases.iter().find(|o| o.threads == 1 && o.graph == c.graph && o.batch == c.batch && o.size == c.size)?;
+            let one = c.one_thread(cases)?;
             Some((c, one.update_ms / c.update_ms))
         })
         .collect();
