@@ -14,7 +14,7 @@ use super::buckets::{bucket_search, ring_size};
 use super::exec::{Exec, Team};
 use super::packing::{Packing, PACKED_INF};
 use super::predict::{predict_affected, Question};
-use super::prefetch::{prefetch_at, AHEAD};
+use super::prefetch::{prefetch, prefetch_at, AHEAD};
 use super::stats::UpdateStats;
 use super::team_choice::SearchKind;
 use super::workspace::{Appender, VertexList, Workspace};
@@ -285,6 +285,8 @@ pub(crate) fn update<'i, E: Exec>(
         // Whether a recompute may still follow the exact walk: then the walk also follows the
         // valid side, to stop early when most of the tree is invalidated.
         let mut may_recompute = adaptive.is_some();
+        // The prediction listed the invalidation roots in `candidates` already.
+        let mut roots_listed = false;
         if let (Some(a @ Adaptive { predict_share: Some(share), .. }), OldTree::Trusted) = (adaptive, old_tree) {
             let largest = || match old_largest.get() {
                 Some(l) => l,
@@ -308,6 +310,7 @@ pub(crate) fn update<'i, E: Exec>(
             };
             let p = predict_affected(&q, &mut gens);
             heads = p.improving_heads;
+            roots_listed = p.roots_listed;
             predicted = p.recompute(share);
             may_recompute = predicted || !p.informative;
             if predicted && !a.exact_count {
@@ -318,17 +321,31 @@ pub(crate) fn update<'i, E: Exec>(
                 return Ok(recompute(&mut stats, &mut gens, dist, parent));
             }
         }
+        // Where the sample has chosen to repair, the search's way is chosen before the walk,
+        // so that a walk whose search will run on one member runs on the calling thread too
+        // (see below). In a slow phase of the host, where the choice takes one member, the
+        // walk handed to the pool cost more than inline: usroads local 50K at 2 threads,
+        // rounds of the two binaries interleaved, 60 each: invalidation 1.66 -> 1.15 ms,
+        // update 0.88-0.91x; in a fast phase within 3 % either way. (Session 10 tried asking
+        // before every walk, min of 7 rounds, and saw no gain.)
+        let early = (!may_recompute).then(|| {
+            let solo = exec.solo(SearchKind::Repair, n, run.out.edges);
+            exec.loops_inline(solo);
+            solo
+        });
         // Invalidation next: its count decides between repairing and recomputing, and a
         // recompute needs neither the packed old tree nor the candidate list. Invalidated
         // vertices leave it stamped `g0`.
         let g0 = gens.next(ws);
-        ws.candidates.clear();
+        if !roots_listed {
+            ws.candidates.clear();
+        }
         let mut invalidation = Invalidation::Listed(0);
         if !changes.from.is_empty() {
             invalidation = match old_tree {
                 OldTree::Trusted => {
                     let gv = may_recompute.then(|| gens.next(ws));
-                    invalidate_top_down(&run, ws, &changes, dist, parent, g0, gv)
+                    invalidate_top_down(&run, ws, (!roots_listed).then_some(&changes), dist, parent, g0, gv)
                 }
                 OldTree::Unchecked => Invalidation::Listed(invalidate_bottom_up(&run, ws, &changes, parent, g0)?),
             };
@@ -338,12 +355,11 @@ pub(crate) fn update<'i, E: Exec>(
         if predicted || adaptive.is_some_and(|a| candidates >= a.recompute_at) {
             return Ok(recompute(&mut stats, &mut gens, dist, parent));
         }
-        // A repair from here on. Its search's way is chosen now, and where the search runs on
-        // one member the other loops of the repair run on the calling thread too: they are
-        // smaller than the search, and a hand-off to the pool costs more than they do (usroads
-        // local 50K at 2 threads: the write-back of 34K touched vertices took 0.3-0.6 ms on the
-        // pool against 0.1 ms inline).
-        let solo = exec.solo(SearchKind::Repair, n, run.out.edges);
+        // A repair from here on. Its search's way is chosen now (or was, before the walk), and
+        // where the search runs on one member the other loops of the repair run on the calling
+        // thread too: they are smaller than the search, and a hand-off to the pool costs more
+        // than they do.
+        let solo = early.unwrap_or_else(|| exec.solo(SearchKind::Repair, n, run.out.edges));
         exec.loops_inline(solo);
         if let Invalidation::Counted { listed_up_to, .. } = invalidation {
             finish_invalidation(&run, ws, parent, g0, listed_up_to);
@@ -502,6 +518,9 @@ fn roots<'a, T>(c: &'a Changes<'_>, parent: &'a [i32], marks: &'a [T]) -> impl I
 /// Either way the work is about twice the smaller side's out-degrees, never a pass over all
 /// vertices but one sequential count of the reachable ones.
 ///
+/// The roots are found by a pass over `changes`, or, without them, are those `candidates` lists
+/// already (the prediction's marking listed them).
+///
 /// Without `gv` only the invalidated side is walked: when no recompute can follow (no adaptive
 /// policy) or the sample has already chosen to repair, every invalidated vertex must be listed
 /// anyway, and the valid walk would only double the work (usroads local 10K: 27,766 invalidated
@@ -509,15 +528,26 @@ fn roots<'a, T>(c: &'a Changes<'_>, parent: &'a [i32], marks: &'a [T]) -> impl I
 fn invalidate_top_down<E: Exec>(
     run: &Run<'_, E>,
     ws: &Workspace,
-    c: &Changes<'_>,
+    changes: Option<&Changes<'_>>,
     dist: &[i64],
     parent: &[i32],
     g0: i32,
     gv: Option<i32>,
 ) -> Invalidation {
-    for to in roots(c, parent, &ws.stamp) {
-        if run.exec.claim(&ws.stamp[to], g0) {
-            ws.candidates.push(to as i32);
+    if let Some(c) = changes {
+        let mut listed = Appender::new(&ws.candidates);
+        for to in roots(c, parent, &ws.stamp) {
+            if run.exec.claim(&ws.stamp[to], g0) {
+                listed.push(to as i32);
+            }
+        }
+    } else {
+        // Distinct already: each is stamped, none is claimed twice.
+        for i in 0..ws.candidates.len() {
+            if i + AHEAD < ws.candidates.len() {
+                prefetch(&ws.stamp[ws.candidates.get(i + AHEAD) as usize]);
+            }
+            ws.stamp[ws.candidates.get(i) as usize].store(g0, Relaxed);
         }
     }
     let Some(gv) = gv else {
@@ -1222,7 +1252,19 @@ fn unpack_touched<E: Exec>(
     let parent_a = atomic_i32(parent);
     run.exec.for_chunks(ws.candidates.len(), GRAIN_VERTICES, |r| {
         let (mut local, mut local_top, mut local_lost) = (0, 0, false);
+        let end = r.end;
         for i in r {
+            // The list is in the order the walk and the search found the vertices, random in
+            // memory: each entry's four lines are asked for ahead (usroads local 50K at 2
+            // threads, 34K vertices in the walk's order: 0.55 -> 0.31 ms in a slow phase of the
+            // host; in id order, as one thread lists them, no change).
+            if i + AHEAD < end {
+                let u = ws.candidates.get(i + AHEAD) as usize;
+                prefetch(&ws.state[u]);
+                prefetch(&ws.packed[u]);
+                prefetch(&dist_a[u]);
+                prefetch(&parent_a[u]);
+            }
             let v = ws.candidates.get(i) as usize;
             ws.state[v].store(UNKNOWN, Relaxed);
             let w = ws.packed[v].load(Relaxed);
