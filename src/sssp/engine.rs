@@ -364,14 +364,17 @@ pub(crate) fn update<'i, E: Exec>(
         if let Invalidation::Counted { listed_up_to, .. } = invalidation {
             finish_invalidation(&run, ws, parent, g0, listed_up_to);
         }
-        // The sequential reference takes the invalidated vertices in ascending id order (its
-        // counters depend on it): the packing pass, which visits every vertex in order anyway,
-        // lists them. A parallel run keeps the order the walk found them in.
-        let list_in_pack = exec.ordered() || old_tree == OldTree::Unchecked;
-        if list_in_pack {
-            ws.candidates.clear();
-        }
-        pack_old_tree(&run, ws, dist, parent, g0, list_in_pack)?;
+        // The packing pass, which visits every vertex in order anyway, lists the invalidated
+        // vertices again, in ascending id order (a parallel pass: in id order within each
+        // chunk): the sequential reference's counters depend on that order, and the loops over
+        // the list that follow (the pull, the write-back) read the arrays in order instead of
+        // in the walk's order. Until session 11 parallel runs kept the walk's order; usroads
+        // local 50K at 2 threads, the two interleaved, 60 rounds each, in a slow phase of the
+        // host: pull 1.8-1.9 -> 1.2-1.3 ms, write-back 0.41-0.43 -> 0.26-0.27, packing
+        // 0.52-0.54 -> 0.55-0.59, update 0.89-0.90x; local 10K 0.91x; the grid's local 10K
+        // 0.94x (its packing 1.3 -> 1.9 ms, its pull 3.6 -> 2.7).
+        ws.candidates.clear();
+        pack_old_tree(&run, ws, dist, parent, g0)?;
         for (i, &v) in changes.heads.iter().enumerate() {
             prefetch_at(&ws.stamp, changes.heads, i + AHEAD);
             if v as usize != source && exec.claim(&ws.stamp[v as usize], g0) {
@@ -443,15 +446,15 @@ pub(crate) fn check_changes(n: usize, from: &[i32], to: &[i32], heads: &[i32]) -
     Ok(())
 }
 
-/// Packs the old tree into words. Invalidated vertices (stamped `g0`) instead lose their word;
-/// with `list_invalidated` they are appended to the candidates here (ascending id when sequential).
+/// Packs the old tree into words. Invalidated vertices (stamped `g0`) instead lose their word
+/// and are appended to the candidates (in ascending id order on one thread, within each chunk
+/// on several).
 fn pack_old_tree<E: Exec>(
     run: &Run<'_, E>,
     ws: &Workspace,
     dist: &[i64],
     parent: &[i32],
     g0: i32,
-    list_invalidated: bool,
 ) -> Result<()> {
     let bad = AtomicUsize::new(usize::MAX);
     let p = run.packing;
@@ -464,9 +467,7 @@ fn pack_old_tree<E: Exec>(
         let slots = ws.stamp[r.clone()].iter().zip(&ws.packed[r.clone()]);
         for (v, ((&d, &par), (stamp, slot))) in r.zip(rows.zip(slots)) {
             let word = if stamp.load(Relaxed) == g0 {
-                if list_invalidated {
-                    cand.push(v as i32);
-                }
+                cand.push(v as i32);
                 PACKED_INF
             } else if (par as i64) < n && par >= -1 && (d as u64) <= p.bound {
                 p.pack(d as u64, par)

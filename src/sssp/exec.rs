@@ -33,11 +33,9 @@ pub(crate) trait Exec: Sync {
     fn sum_over<F: Fn(usize) -> usize + Sync + Send>(&self, len: usize, f: F) -> usize;
     /// The minimum of `f(i)` over `0..len` (`u64::MAX` when empty).
     fn min_over<F: Fn(usize) -> u64 + Sync + Send>(&self, len: usize, f: F) -> u64;
-    /// True when loops run in index order on one thread (the reference schedule, whose counters
-    /// depend on list orders).
-    fn ordered(&self) -> bool;
     /// True for the sequential reference, whose counters reproduce the originals' (a one-thread
-    /// parallel executor is ordered too, but free to choose other schedules).
+    /// parallel executor runs its loops in index order too, but is free to choose other
+    /// schedules).
     fn reference(&self) -> bool;
     /// Runs `f` on every member of a team at the same time, or on one member when `solo` (see
     /// [`Exec::solo`]).
@@ -199,9 +197,6 @@ impl Exec for Sequential {
         }
         unknown
     }
-    fn ordered(&self) -> bool {
-        true
-    }
     fn reference(&self) -> bool {
         true
     }
@@ -300,9 +295,6 @@ impl Exec for Parallel<'_> {
     #[inline]
     fn resolve(&self, a: &AtomicU8, v: u8) -> bool {
         a.compare_exchange(0, v, Relaxed, Relaxed).is_ok()
-    }
-    fn ordered(&self) -> bool {
-        self.pool.current_num_threads() == 1
     }
     fn reference(&self) -> bool {
         false
