@@ -6,21 +6,25 @@
 //! lowest-id parent among tight in-neighbours) whatever the schedule, because the packed word's
 //! order is (distance, parent) and every tight edge from a changed vertex is offered to its head.
 //!
-//! Update steps (reference-behaviour §3): pack the old tree; roots (heads of changed tree edges);
-//! invalidate their subtrees (detecting parent cycles); add insertion heads; pull every candidate's
-//! best in-edge; propagate with near/far piles; unpack.
+//! Update steps (reference-behaviour §3): the adaptive policy's prediction (`predict.rs`); roots
+//! (heads of changed tree edges) and the invalidation of their subtrees, detecting parent cycles
+//! in a caller's arrays (`invalidate.rs`); pack the old tree; add insertion heads; pull every
+//! candidate's best in-edge; propagate with near/far piles or a bucket queue (`near_far.rs`,
+//! `buckets.rs`); write back. This module holds the steps' order and the passes over every
+//! vertex or candidate (packing, the pull, the write-back).
 
-use super::buckets::{bucket_search, ring_size};
-use super::exec::{Exec, Team};
+use super::exec::Exec;
+use super::invalidate::{finish_invalidation, invalidate_bottom_up, invalidate_top_down, Invalidation};
+use super::near_far::{near_far, Search};
 use super::packing::{Packing, PACKED_INF};
 use super::predict::{predict_affected, Question};
 use super::prefetch::{prefetch, prefetch_at, AHEAD};
 use super::stats::UpdateStats;
 use super::team_choice::SearchKind;
-use super::workspace::{Appender, VertexList, Workspace};
+use super::workspace::{Appender, Workspace};
 use crate::error::{Error, Result};
 use crate::DISTANCE_INF;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicUsize, Ordering::Relaxed};
 
 /// One objective's out-edges with one weight column: row u is `bounds[s u]..bounds[s u + 1]` of
 /// `col`/`w`, for the stride s. A CSR passes its `row_ptr` (stride 1); the combined graph a MOSP
@@ -89,8 +93,8 @@ pub(crate) struct Inserted<'a> {
     pub column: usize,
 }
 
-const GRAIN_VERTICES: usize = 4096;
-const GRAIN_LIST: usize = 64;
+pub(super) const GRAIN_VERTICES: usize = 4096;
+pub(super) const GRAIN_LIST: usize = 64;
 
 const _: () = assert!(std::mem::align_of::<AtomicI64>() == std::mem::align_of::<i64>());
 const _: () = assert!(std::mem::align_of::<AtomicI32>() == std::mem::align_of::<i32>());
@@ -116,7 +120,7 @@ pub(super) struct Run<'a, E: Exec> {
     pub(super) exec: &'a E,
     pub(super) out: OutView<'a>,
     pub(super) source: usize,
-    delta: u64,
+    pub(super) delta: u64,
     pub(super) packing: Packing,
 }
 
@@ -494,172 +498,8 @@ fn largest_distance<E: Exec>(exec: &E, dist: &[i64]) -> i64 {
     exec.max_over(dist.len(), |v| if is_finite(dist[v]) { dist[v] as u64 } else { 0 }) as i64
 }
 
-/// The invalidation roots of a change list, with repeats: heads of changed edges that were their
-/// tree edge in `parent`. `marks` is the array the caller marks the roots in: its lines are
-/// asked for ahead with `parent`'s (see `prefetch`).
-fn roots<'a, T>(c: &'a Changes<'_>, parent: &'a [i32], marks: &'a [T]) -> impl Iterator<Item = usize> + 'a {
-    let to = &c.to[..c.from.len()];
-    (0..to.len()).filter_map(move |i| {
-        prefetch_at(parent, to, i + AHEAD);
-        prefetch_at(marks, to, i + AHEAD);
-        (parent[to[i] as usize] == c.from[i]).then_some(to[i] as usize)
-    })
-}
-
-/// Top-down invalidation of a trusted tree. The invalidated vertices are the roots (heads of
-/// changed edges that were their tree edge) and their old subtrees; they are found breadth-first,
-/// stamped `g0` and listed in `candidates`. The children of `u` are the out-neighbours `x` with
-/// `parent[x] == u`: a tree edge no longer in the graph was deleted, so its head is a root itself.
-///
-/// When most of the tree is invalidated, walking it costs as much as the recompute that will
-/// follow, so a second search walks the *valid* tree down from the source (stopping at roots,
-/// stamped `gv`, listed in `frontier`) and the two advance alternately, the smaller first: if the
-/// valid walk ends first, the count is the reachable vertices minus the valid ones, and the
-/// invalidated ones are listed only if the caller goes on to repair (`finish_invalidation`).
-/// Either way the work is about twice the smaller side's out-degrees, never a pass over all
-/// vertices but one sequential count of the reachable ones.
-///
-/// The roots are found by a pass over `changes`, or, without them, are those `candidates` lists
-/// already (the prediction's marking listed them).
-///
-/// Without `gv` only the invalidated side is walked: when no recompute can follow (no adaptive
-/// policy) or the sample has already chosen to repair, every invalidated vertex must be listed
-/// anyway, and the valid walk would only double the work (usroads local 10K: 27,766 invalidated
-/// vertices, and as many valid ones walked beside them).
-fn invalidate_top_down<E: Exec>(
-    run: &Run<'_, E>,
-    ws: &Workspace,
-    changes: Option<&Changes<'_>>,
-    dist: &[i64],
-    parent: &[i32],
-    g0: i32,
-    gv: Option<i32>,
-) -> Invalidation {
-    if let Some(c) = changes {
-        let mut listed = Appender::new(&ws.candidates);
-        for to in roots(c, parent, &ws.stamp) {
-            if run.exec.claim(&ws.stamp[to], g0) {
-                listed.push(to as i32);
-            }
-        }
-    } else {
-        // Distinct already: each is stamped, none is claimed twice.
-        for i in 0..ws.candidates.len() {
-            if i + AHEAD < ws.candidates.len() {
-                prefetch(&ws.stamp[ws.candidates.get(i + AHEAD) as usize]);
-            }
-            ws.stamp[ws.candidates.get(i) as usize].store(g0, Relaxed);
-        }
-    }
-    let Some(gv) = gv else {
-        finish_invalidation(run, ws, parent, g0, 0);
-        return Invalidation::Listed(ws.candidates.len());
-    };
-    ws.frontier.clear();
-    if dist[run.source] == 0 {
-        ws.stamp[run.source].store(gv, Relaxed);
-        ws.frontier.push(run.source as i32);
-    }
-    let (mut invalid_at, mut valid_at) = (0, 0);
-    loop {
-        if invalid_at == ws.candidates.len() {
-            return Invalidation::Listed(invalid_at);
-        }
-        if valid_at == ws.frontier.len() {
-            let reachable = run.exec.sum_over(dist.len(), |v| is_finite(dist[v]) as usize);
-            return Invalidation::Counted { count: reachable - valid_at, listed_up_to: invalid_at };
-        }
-        if ws.candidates.len() <= ws.frontier.len() {
-            invalid_at = tree_level(run, ws, &ws.candidates, invalid_at, parent, g0, None);
-        } else {
-            valid_at = tree_level(run, ws, &ws.frontier, valid_at, parent, gv, Some(g0));
-        }
-    }
-}
-
-/// How far `invalidate_top_down` got.
-#[derive(Clone, Copy)]
-enum Invalidation {
-    /// Every invalidated vertex is stamped and listed.
-    Listed(usize),
-    /// The count is exact, but only the vertices before `listed_up_to` have had their children
-    /// listed.
-    Counted { count: usize, listed_up_to: usize },
-}
-
-impl Invalidation {
-    fn count(self) -> usize {
-        match self {
-            Invalidation::Listed(c) | Invalidation::Counted { count: c, .. } => c,
-        }
-    }
-}
-
-/// Lists the invalidated subtrees from entry `at` of the candidates on (the rest after a
-/// `Counted` invalidation, or all of them from the roots).
-fn finish_invalidation<E: Exec>(run: &Run<'_, E>, ws: &Workspace, parent: &[i32], g0: i32, mut at: usize) {
-    while at < ws.candidates.len() {
-        at = tree_level(run, ws, &ws.candidates, at, parent, g0, None);
-    }
-}
-
-/// Expands one level of a top-down tree walk: the children of `list[from..]` (as it was on entry)
-/// are claimed with stamp `g` and appended, except vertices stamped `stop`. Returns where the
-/// next level starts.
-fn tree_level<E: Exec>(
-    run: &Run<'_, E>,
-    ws: &Workspace,
-    list: &VertexList,
-    from: usize,
-    parent: &[i32],
-    g: i32,
-    stop: Option<i32>,
-) -> usize {
-    let out = run.out;
-    let end = list.len();
-    // A level is latency-bound (two random reads per edge); splitting one across the pool only
-    // pays off for wide levels, and a deep tree has thousands of narrow ones.
-    let grain = if end - from < GRAIN_VERTICES { usize::MAX } else { GRAIN_LIST * 16 };
-    run.exec.for_chunks(end - from, grain, |r| {
-        let mut next = Appender::new(list);
-        for i in r {
-            let u = list.get(from + i);
-            let row = out.row(u as usize);
-            for &x in &out.col[row] {
-                let stamp = &ws.stamp[x as usize];
-                if parent[x as usize] == u
-                    && (stop.is_none() || stop != Some(stamp.load(Relaxed)))
-                    && run.exec.claim(stamp, g)
-                {
-                    next.push(x);
-                }
-            }
-        }
-    });
-    end
-}
-
-/// Bottom-up invalidation of caller-owned arrays: every vertex is resolved by walking up its
-/// parents (detecting cycles); the invalidated ones are stamped `g0` and the states left unknown
-/// again. Returns how many were invalidated.
-fn invalidate_bottom_up<E: Exec>(run: &Run<'_, E>, ws: &Workspace, c: &Changes<'_>, parent: &[i32], g0: i32) -> Result<usize> {
-    let n = parent.len();
-    reset_states(run, ws, n);
-    let roots = mark_roots(ws, c, parent);
-    let walked = invalidate_subtrees(run, ws, parent);
-    run.exec.for_chunks(n, GRAIN_VERTICES * 4, |r| {
-        for v in r {
-            if ws.state[v].load(Relaxed) == INVALID {
-                ws.stamp[v].store(g0, Relaxed);
-            }
-            ws.state[v].store(UNKNOWN, Relaxed);
-        }
-    });
-    Ok(roots + walked?)
-}
-
 /// The touched flags (`state` = 1) of the candidates: the write-back visits exactly the flagged
-/// vertices, which it lists in `candidates` (see `relax_range`). All flags are 0 between runs.
+/// vertices, which it lists in `candidates` (see `near_far::relax_range`). All flags are 0 between runs.
 fn mark_touched<E: Exec>(run: &Run<'_, E>, ws: &Workspace) {
     run.exec.for_chunks(ws.candidates.len(), GRAIN_VERTICES, |r| {
         for i in r {
@@ -685,79 +525,10 @@ pub(super) fn touch<E: Exec>(run: &Run<'_, E>, ws: &Workspace, v: usize, touched
     }
 }
 
-/// Every vertex starts the invalidation walk unknown.
-fn reset_states<E: Exec>(run: &Run<'_, E>, ws: &Workspace, n: usize) {
-    run.exec.for_chunks(n, GRAIN_VERTICES * 4, |r| {
-        for v in r {
-            ws.state[v].store(UNKNOWN, Relaxed);
-        }
-    });
-}
-
-const UNKNOWN: u8 = 0;
-const VALID: u8 = 1;
-const INVALID: u8 = 2;
+/// A vertex's `state` between runs (and, in the bottom-up invalidation, not yet resolved).
+pub(super) const UNKNOWN: u8 = 0;
 /// In a trusted update's search: the vertex's word may differ from the old tree's.
-const TOUCHED: u8 = 1;
-
-/// Marks the roots (see [`roots`]) invalid. Returns how many distinct roots there are.
-fn mark_roots(ws: &Workspace, c: &Changes<'_>, parent: &[i32]) -> usize {
-    let mut marked = 0;
-    for to in roots(c, parent, &ws.state) {
-        let state = &ws.state[to];
-        if state.load(Relaxed) != INVALID {
-            state.store(INVALID, Relaxed);
-            marked += 1;
-        }
-    }
-    marked
-}
-
-/// Resolves every vertex to valid or invalid by walking its parent path up to a resolved vertex
-/// (path-compressing: the whole walked path takes the answer). A walk longer than n is a cycle.
-/// Returns how many vertices it marked invalid (each is claimed once, so the count is exact with
-/// any number of threads).
-fn invalidate_subtrees<E: Exec>(run: &Run<'_, E>, ws: &Workspace, parent: &[i32]) -> Result<usize> {
-    let n = parent.len();
-    let cyclic = AtomicBool::new(false);
-    let invalidated = AtomicUsize::new(0);
-    run.exec.for_chunks(n, 1024, |r| {
-        let mut local = 0;
-        for v in r {
-            if ws.state[v].load(Relaxed) != UNKNOWN || cyclic.load(Relaxed) {
-                continue;
-            }
-            let mut u = v;
-            let mut steps = 0usize;
-            while ws.state[u].load(Relaxed) == UNKNOWN && parent[u] >= 0 && steps <= n {
-                u = parent[u] as usize;
-                steps += 1;
-            }
-            if steps > n {
-                cyclic.store(true, Relaxed);
-                continue;
-            }
-            let r = match ws.state[u].load(Relaxed) {
-                UNKNOWN => VALID,
-                s => s,
-            };
-            let mut u = v as i32;
-            while u >= 0 && ws.state[u as usize].load(Relaxed) == UNKNOWN {
-                if run.exec.resolve(&ws.state[u as usize], r) && r == INVALID {
-                    local += 1;
-                }
-                u = parent[u as usize];
-            }
-        }
-        invalidated.fetch_add(local, Relaxed);
-    });
-    if cyclic.load(Relaxed) {
-        return Err(Error::invalid(
-            "dyng: the input SOSP tree has a parent cycle".to_string(),
-        ));
-    }
-    Ok(invalidated.into_inner())
-}
+pub(super) const TOUCHED: u8 = 1;
 
 /// Every candidate takes its best in-edge; a strict distance decrease puts it on the frontier.
 fn pull<E: Exec>(run: &Run<'_, E>, inn: InView<'_>, ws: &Workspace, g1: i32) {
@@ -790,318 +561,6 @@ fn pull<E: Exec>(run: &Run<'_, E>, inn: InView<'_>, ws: &Workspace, g1: i32) {
     });
 }
 
-/// The smallest finite distance over a list's words (`None` if all are INF or the list is empty).
-fn min_distance<E: Exec>(run: &Run<'_, E>, ws: &Workspace, list: &VertexList) -> Option<u64> {
-    let m = run.exec.min_over(list.len(), |i| ws.packed[list.get(i) as usize].load(Relaxed));
-    (m != PACKED_INF).then(|| run.packing.dist(m))
-}
-
-/// How a near-far search ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Search {
-    Finished,
-    /// Stopped when its expansions exceeded the budget; the far flags are cleared again.
-    Abandoned,
-}
-
-/// The search from the frontier, on one member or as a team (`Exec::solo`, unless `chosen` says
-/// how: a repair chooses before its other loops), timed for that choice when it finishes.
-/// `kind`: what the search is; a repair is measured by the vertices it touched, which are listed
-/// only when `track`.
-#[allow(clippy::too_many_arguments)]
-fn near_far<E: Exec>(
-    run: &Run<'_, E>,
-    ws: &Workspace,
-    gens: &mut Generations,
-    stats: &mut UpdateStats,
-    push_budget: Option<i64>,
-    track: bool,
-    kind: SearchKind,
-    chosen: Option<bool>,
-) -> Search {
-    if ws.frontier.is_empty() {
-        return Search::Finished;
-    }
-    let (n, m) = (run.out.n(), run.out.edges);
-    let solo = chosen.unwrap_or_else(|| run.exec.solo(kind, n, m));
-    let clock = std::time::Instant::now();
-    let end = search(run, ws, gens, stats, push_budget, track, solo);
-    let work = match kind {
-        SearchKind::Static => Some(n),
-        SearchKind::Repair => track.then(|| ws.candidates.len()),
-    };
-    if let (Search::Finished, Some(work)) = (end, work) {
-        run.exec.searched(kind, n, m, solo, clock.elapsed().as_nanos() as u64, work);
-    }
-    end
-}
-
-/// Delta-stepping with a near frontier and a far pile (reference-behaviour §3.8), or, on one
-/// member of a non-reference executor, the bucket queue (`buckets.rs`) where it applies.
-///
-/// Run by a team: every member executes the same control flow on the same shared list lengths
-/// (read after a barrier), so all agree on thresholds, generations and counters; work inside a
-/// phase is shared by claiming chunks of the list. With one member the phases run in list order,
-/// exactly the original single-threaded schedule.
-fn search<E: Exec>(
-    run: &Run<'_, E>,
-    ws: &Workspace,
-    gens: &mut Generations,
-    stats: &mut UpdateStats,
-    push_budget: Option<i64>,
-    track: bool,
-    solo: bool,
-) -> Search {
-    let n = run.out.n();
-    let mut push_budget = push_budget;
-    if solo && run.exec.bucket_queue() {
-        if let Some(b) = ring_size(n, run.packing.max_weight()) {
-            let before = stats.pushes;
-            if let Some(end) = bucket_search(run, ws, b, stats, push_budget, track) {
-                return end;
-            }
-            // Near-far finishes from the queued vertices, within what is left of the budget.
-            push_budget = push_budget.map(|p| p - (stats.pushes - before));
-        }
-    }
-    let threshold = min_distance(run, ws, &ws.frontier).unwrap_or(0).saturating_add(run.delta);
-    let g = gens.next(ws);
-    ws.near_a.clear();
-    ws.near_b.clear();
-    ws.far.clear();
-    ws.far2.clear();
-    split(run, ws, &ws.frontier, threshold, g, &ws.near_a, &ws.far, None);
-    let shared = TeamShared {
-        cursors: [AtomicUsize::new(0), AtomicUsize::new(0), AtomicUsize::new(0)],
-        minimum: [AtomicU64::new(PACKED_INF), AtomicU64::new(PACKED_INF)],
-        outcome: parking_lot::Mutex::new(None),
-        solo: parking_lot::Mutex::new(None),
-    };
-    let start = TeamState {
-        threshold,
-        generation: g,
-        iterations: 0,
-        epochs: 0,
-        pushes: 0,
-        budget: push_budget.unwrap_or(i64::MAX),
-        abandoned: false,
-        far_is_second: false,
-        near_len: ws.near_a.len(),
-    };
-    run.exec.team(solo, |team| team_near_far(run, ws, team, &shared, start, track));
-    let end = shared
-        .outcome
-        .into_inner()
-        .expect("member 0 of every team publishes the outcome");
-    stats.iterations += end.iterations;
-    stats.epochs += end.epochs;
-    stats.pushes += end.pushes;
-    gens.0 = end.generation;
-    if !end.abandoned {
-        return Search::Finished;
-    }
-    // Every flagged vertex is in the far pile exactly once: clearing them restores the invariant
-    // that the flags are all zero between searches.
-    let far = if end.far_is_second { &ws.far2 } else { &ws.far };
-    for i in 0..far.len() {
-        ws.in_far[far.get(i) as usize].store(0, Relaxed);
-    }
-    Search::Abandoned
-}
-
-/// What the members of a near-far team share besides the workspace.
-struct TeamShared {
-    /// Chunk cursors, used round-robin by the phases: the one a phase will use next is reset two
-    /// phases after its last use, so no barrier is needed just to reset it.
-    cursors: [AtomicUsize; 3],
-    /// Minimum word over the far pile, alternating by epoch parity for the same reason.
-    minimum: [AtomicU64; 2],
-    /// Counters and generation published by member 0.
-    outcome: parking_lot::Mutex<Option<TeamState>>,
-    /// The state after member 0's solo rounds, and whether `near_a` is then the near list.
-    solo: parking_lot::Mutex<Option<(TeamState, bool)>>,
-}
-
-/// Near lists shorter than this are relaxed by member 0 alone, round after round without
-/// barriers, while the other members wait at one: two barriers per round cost more than a short
-/// round (bremen, 40K vertices: 600 rounds of about 80 vertices, 1.2 us more per round at two
-/// members than at one).
-const SOLO_BELOW: usize = 4 * GRAIN_LIST;
-
-/// Member 0's rounds while the near list stays below [`SOLO_BELOW`] (and is not empty): the team
-/// loop's round, on one member; `near` and `next` end swapped as many times as it ran rounds.
-#[allow(clippy::too_many_arguments)]
-fn solo_rounds<'w, E: Exec>(
-    run: &Run<'_, E>,
-    ws: &'w Workspace,
-    st: &mut TeamState,
-    near: &mut &'w VertexList,
-    next: &mut &'w VertexList,
-    far: &'w VertexList,
-    track: bool,
-) {
-    while st.near_len > 0 && st.near_len < SOLO_BELOW {
-        if !st.start_round(near.len()) {
-            return;
-        }
-        st.generation = Generations(st.generation).next(ws);
-        {
-            let mut next_app = Appender::new(next);
-            let mut far_app = Appender::new(far);
-            let mut touched = track.then(|| Appender::new(&ws.candidates));
-            relax_range(run, ws, near, 0..near.len(), &mut next_app, &mut far_app, touched.as_mut(), st.threshold, st.generation);
-        }
-        std::mem::swap(near, next);
-        next.clear();
-        st.near_len = near.len();
-    }
-}
-
-/// The control state every member keeps identically.
-#[derive(Clone, Copy)]
-struct TeamState {
-    threshold: u64,
-    generation: i32,
-    iterations: i64,
-    epochs: i64,
-    pushes: i64,
-    /// Expansions after which the search is abandoned.
-    budget: i64,
-    abandoned: bool,
-    /// Which workspace list holds the far pile at the end (they swap every epoch).
-    far_is_second: bool,
-    /// The near list's length, read where no member can be changing it (between two barriers):
-    /// member 0 may start solo rounds as soon as it leaves a barrier.
-    near_len: usize,
-}
-
-impl TeamState {
-    /// Counts a round over `len` near vertices; false, and abandoned, once the expansions have
-    /// passed the budget.
-    fn start_round(&mut self, len: usize) -> bool {
-        if self.pushes > self.budget {
-            self.abandoned = true;
-            return false;
-        }
-        self.iterations += 1;
-        self.pushes += len as i64;
-        true
-    }
-}
-
-/// With `track`, every vertex whose word the search lowers is flagged touched and listed in
-/// `candidates` (the write-back list of a trusted update).
-fn team_near_far<E: Exec>(run: &Run<'_, E>, ws: &Workspace, team: &Team<'_>, shared: &TeamShared, mut st: TeamState, track: bool) {
-    let (mut near, mut next) = (&ws.near_a, &ws.near_b);
-    let (mut far, mut far2) = (&ws.far, &ws.far2);
-    let mut phase = 0usize;
-    // Every phase: claim chunks from its cursor; member 0 resets the cursor of the phase after next.
-    let end_phase = |phase: &mut usize| {
-        if team.tid == 0 {
-            shared.cursors[(*phase + 1) % 3].store(0, Relaxed);
-        }
-        *phase += 1;
-        team.sync();
-    };
-    'search: loop {
-        while st.near_len > 0 {
-            if !team.is_alone() && st.near_len < SOLO_BELOW {
-                // Nobody else touches the lists or the state until the barrier; member 0
-                // publishes what it did, which the others read before the next barrier (the next
-                // solo episode comes at least one barrier later).
-                if team.tid == 0 {
-                    solo_rounds(run, ws, &mut st, &mut near, &mut next, far, track);
-                    *shared.solo.lock() = Some((st, std::ptr::eq(near, &ws.near_a)));
-                }
-                team.sync();
-                if team.tid != 0 {
-                    let (state, near_is_a) = shared.solo.lock().expect("member 0 published its solo rounds");
-                    st = state;
-                    (near, next) = if near_is_a { (&ws.near_a, &ws.near_b) } else { (&ws.near_b, &ws.near_a) };
-                }
-                if st.abandoned {
-                    break 'search;
-                }
-                continue;
-            }
-            if !st.start_round(near.len()) {
-                break 'search;
-            }
-            st.generation = next_generation_in_team(ws, team, st.generation);
-            {
-                let mut next_app = Appender::new(next);
-                let mut far_app = Appender::new(far);
-                let mut touched = track.then(|| Appender::new(&ws.candidates));
-                while let Some(r) = team.claim(&shared.cursors[phase % 3], near.len(), GRAIN_LIST) {
-                    relax_range(run, ws, near, r, &mut next_app, &mut far_app, touched.as_mut(), st.threshold, st.generation);
-                }
-            }
-            end_phase(&mut phase);
-            std::mem::swap(&mut near, &mut next);
-            st.near_len = near.len();
-            // The old near list is read by nobody now; it becomes the next round's output.
-            if team.tid == 0 {
-                next.clear();
-            }
-            team.sync();
-        }
-        if far.is_empty() {
-            break;
-        }
-        st.epochs += 1;
-        let slot = &shared.minimum[st.epochs as usize % 2];
-        let mut local = PACKED_INF;
-        while let Some(r) = team.claim(&shared.cursors[phase % 3], far.len(), GRAIN_VERTICES) {
-            for i in r {
-                local = local.min(ws.packed[far.get(i) as usize].load(Relaxed));
-            }
-        }
-        slot.fetch_min(local, Relaxed);
-        if team.tid == 0 {
-            shared.minimum[(st.epochs as usize + 1) % 2].store(PACKED_INF, Relaxed);
-        }
-        end_phase(&mut phase);
-        let m = slot.load(Relaxed);
-        let far_min = if m == PACKED_INF { 0 } else { run.packing.dist(m) };
-        st.threshold = st.threshold.max(far_min).saturating_add(run.delta);
-        st.generation = next_generation_in_team(ws, team, st.generation);
-        {
-            let mut near_app = Appender::new(near);
-            let mut far_app = Appender::new(far2);
-            while let Some(r) = team.claim(&shared.cursors[phase % 3], far.len(), GRAIN_VERTICES) {
-                split_range(run, ws, far, r, &mut near_app, &mut far_app, st.threshold, st.generation, true);
-            }
-        }
-        end_phase(&mut phase);
-        st.near_len = near.len();
-        std::mem::swap(&mut far, &mut far2);
-        st.far_is_second = !st.far_is_second;
-        if team.tid == 0 {
-            far2.clear();
-        }
-        team.sync();
-    }
-    if team.tid == 0 {
-        *shared.outcome.lock() = Some(st);
-    }
-}
-
-/// The next stamp generation, identical in every member; on overflow the stamps are reset by
-/// member 0 between two barriers.
-fn next_generation_in_team(ws: &Workspace, team: &Team<'_>, g: i32) -> i32 {
-    if g != i32::MAX {
-        return g + 1;
-    }
-    team.sync();
-    if team.tid == 0 {
-        for s in &ws.stamp {
-            s.store(0, Relaxed);
-        }
-    }
-    team.sync();
-    1
-}
-
 /// The stamp generation counter of one run (written back to the workspace at the end).
 pub(super) struct Generations(pub(super) i32);
 
@@ -1116,120 +575,6 @@ impl Generations {
         }
         self.0 += 1;
         self.0
-    }
-}
-
-/// Splits `list` into `near` (distance below the threshold, claimed) and the far pile.
-#[allow(clippy::too_many_arguments)]
-fn split<E: Exec>(
-    run: &Run<'_, E>,
-    ws: &Workspace,
-    list: &VertexList,
-    threshold: u64,
-    g: i32,
-    near: &VertexList,
-    far_out: &VertexList,
-    refile: Option<()>,
-) {
-    run.exec.for_chunks(list.len(), GRAIN_VERTICES, |r| {
-        let mut near_app = Appender::new(near);
-        let mut far_app = Appender::new(far_out);
-        split_range(run, ws, list, r, &mut near_app, &mut far_app, threshold, g, refile.is_some());
-    });
-}
-
-/// Splits entries `r` of `list`: below the threshold to `near` (claimed), else to the far pile.
-/// For the far re-split (`refile`), vertices already flagged stay far without touching the flag.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn split_range<E: Exec>(
-    run: &Run<'_, E>,
-    ws: &Workspace,
-    list: &VertexList,
-    r: std::ops::Range<usize>,
-    near: &mut Appender<'_>,
-    far: &mut Appender<'_>,
-    threshold: u64,
-    g: i32,
-    refile: bool,
-) {
-    let p = run.packing;
-    for i in r {
-        let v = list.get(i) as usize;
-        let d = p.dist(ws.packed[v].load(Relaxed));
-        if d < threshold {
-            if refile {
-                ws.in_far[v].store(0, Relaxed);
-            }
-            if run.exec.claim(&ws.stamp[v], g) {
-                near.push(v as i32);
-            }
-        } else if refile || run.exec.set_flag(&ws.in_far[v]) == 0 {
-            far.push(v as i32);
-        }
-    }
-}
-
-/// Expands entries `r` of the near list: relaxes their out-edges; strict improvements below the
-/// threshold go to `next`, others to the far pile. With `touched`, a word lowered without a
-/// distance decrease (a lower-id parent at the same distance) is listed there: such a vertex is
-/// never expanded, so nothing else would list it for the write-back.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn relax_range<E: Exec>(
-    run: &Run<'_, E>,
-    ws: &Workspace,
-    near: &VertexList,
-    r: std::ops::Range<usize>,
-    next: &mut Appender<'_>,
-    far: &mut Appender<'_>,
-    mut touched: Option<&mut Appender<'_>>,
-    threshold: u64,
-    g: i32,
-) {
-    let p = run.packing;
-    let out = run.out;
-    let source = run.source;
-    for i in r {
-        let u = near.get(i) as usize;
-        let wu = ws.packed[u].load(Relaxed);
-        if wu == PACKED_INF {
-            continue;
-        }
-        if let Some(t) = touched.as_deref_mut() {
-            touch(run, ws, u, t);
-        }
-        let du = p.dist(wu);
-        let row = out.row(u);
-        // Zipped row slices: one bounds check per row instead of two per edge.
-        for (&x, &w) in out.col[row.clone()].iter().zip(&out.w[row]) {
-            let x = x as usize;
-            if x == source {
-                continue;
-            }
-            let nd = du + w as u64;
-            if nd > p.max_candidate {
-                continue;
-            }
-            let cand = p.pack(nd, u as i32);
-            if cand >= ws.packed[x].load(Relaxed) {
-                continue;
-            }
-            let old = run.exec.fetch_min(&ws.packed[x], cand);
-            if nd < p.dist(old) {
-                if nd < threshold {
-                    if run.exec.claim(&ws.stamp[x], g) {
-                        next.push(x as i32);
-                    }
-                } else if run.exec.set_flag(&ws.in_far[x]) == 0 {
-                    far.push(x as i32);
-                }
-            } else if cand < old {
-                if let Some(t) = touched.as_deref_mut() {
-                    touch(run, ws, x, t);
-                }
-            }
-        }
     }
 }
 

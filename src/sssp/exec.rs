@@ -241,7 +241,7 @@ pub(crate) struct Parallel<'p> {
 
 /// Graphs smaller than this run their near-far search on one member: starting a team costs a
 /// wake-up of the pool, more than a tiny graph's whole search. Narrow rounds of larger graphs run
-/// solo inside the team (`engine::SOLO_BELOW`), so a team no longer loses on mid-sized
+/// solo inside the team (`near_far::SOLO_BELOW`), so a team no longer loses on mid-sized
 /// graphs: bremen (40K vertices) at 2 threads, teams from 64K against from 4K vertices (one
 /// binary each, alternating, minimum of 7): safe 50K 2.94 -> 1.90 ms, unsafe 10K 1.59 -> 1.09,
 /// safe 100 1.36 -> 1.18, local 1K 1.11 -> 1.06.

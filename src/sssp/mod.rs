@@ -8,6 +8,8 @@
 mod buckets;
 pub(crate) mod engine;
 pub(crate) mod exec;
+mod invalidate;
+mod near_far;
 pub mod packing;
 mod predict;
 pub(crate) mod prefetch;

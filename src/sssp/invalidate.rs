@@ -1,0 +1,249 @@
+//! The invalidation of an update: the vertices whose old tree paths pass a changed tree edge.
+//!
+//! A result's own (trusted) tree is walked top-down from the roots, the heads of changed tree
+//! edges, through the out-edges whose heads have them as parent; when a recompute may still
+//! follow, the valid tree is walked from the source beside it and the first walk to end gives the
+//! exact count. A caller's arrays (which may hold a parent cycle) are resolved bottom-up instead,
+//! every vertex walking up its parents. Either way the invalidated vertices are left stamped `g0`.
+
+use super::engine::{is_finite, Changes, Run, GRAIN_LIST, GRAIN_VERTICES, UNKNOWN};
+use super::exec::Exec;
+use super::prefetch::{prefetch, prefetch_at, AHEAD};
+use super::workspace::{Appender, VertexList, Workspace};
+use crate::error::{Error, Result};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
+
+const VALID: u8 = 1;
+const INVALID: u8 = 2;
+
+/// The invalidation roots of a change list, with repeats: heads of changed edges that were their
+/// tree edge in `parent`. `marks` is the array the caller marks the roots in: its lines are
+/// asked for ahead with `parent`'s (see `prefetch`).
+fn roots<'a, T>(c: &'a Changes<'_>, parent: &'a [i32], marks: &'a [T]) -> impl Iterator<Item = usize> + 'a {
+    let to = &c.to[..c.from.len()];
+    (0..to.len()).filter_map(move |i| {
+        prefetch_at(parent, to, i + AHEAD);
+        prefetch_at(marks, to, i + AHEAD);
+        (parent[to[i] as usize] == c.from[i]).then_some(to[i] as usize)
+    })
+}
+
+/// Top-down invalidation of a trusted tree. The invalidated vertices are the roots (heads of
+/// changed edges that were their tree edge) and their old subtrees; they are found breadth-first,
+/// stamped `g0` and listed in `candidates`. The children of `u` are the out-neighbours `x` with
+/// `parent[x] == u`: a tree edge no longer in the graph was deleted, so its head is a root itself.
+///
+/// When most of the tree is invalidated, walking it costs as much as the recompute that will
+/// follow, so a second search walks the *valid* tree down from the source (stopping at roots,
+/// stamped `gv`, listed in `frontier`) and the two advance alternately, the smaller first: if the
+/// valid walk ends first, the count is the reachable vertices minus the valid ones, and the
+/// invalidated ones are listed only if the caller goes on to repair (`finish_invalidation`).
+/// Either way the work is about twice the smaller side's out-degrees, never a pass over all
+/// vertices but one sequential count of the reachable ones.
+///
+/// The roots are found by a pass over `changes`, or, without them, are those `candidates` lists
+/// already (the prediction's marking listed them).
+///
+/// Without `gv` only the invalidated side is walked: when no recompute can follow (no adaptive
+/// policy) or the sample has already chosen to repair, every invalidated vertex must be listed
+/// anyway, and the valid walk would only double the work (usroads local 10K: 27,766 invalidated
+/// vertices, and as many valid ones walked beside them).
+pub(super) fn invalidate_top_down<E: Exec>(
+    run: &Run<'_, E>,
+    ws: &Workspace,
+    changes: Option<&Changes<'_>>,
+    dist: &[i64],
+    parent: &[i32],
+    g0: i32,
+    gv: Option<i32>,
+) -> Invalidation {
+    if let Some(c) = changes {
+        let mut listed = Appender::new(&ws.candidates);
+        for to in roots(c, parent, &ws.stamp) {
+            if run.exec.claim(&ws.stamp[to], g0) {
+                listed.push(to as i32);
+            }
+        }
+    } else {
+        // Distinct already: each is stamped, none is claimed twice.
+        for i in 0..ws.candidates.len() {
+            if i + AHEAD < ws.candidates.len() {
+                prefetch(&ws.stamp[ws.candidates.get(i + AHEAD) as usize]);
+            }
+            ws.stamp[ws.candidates.get(i) as usize].store(g0, Relaxed);
+        }
+    }
+    let Some(gv) = gv else {
+        finish_invalidation(run, ws, parent, g0, 0);
+        return Invalidation::Listed(ws.candidates.len());
+    };
+    ws.frontier.clear();
+    if dist[run.source] == 0 {
+        ws.stamp[run.source].store(gv, Relaxed);
+        ws.frontier.push(run.source as i32);
+    }
+    let (mut invalid_at, mut valid_at) = (0, 0);
+    loop {
+        if invalid_at == ws.candidates.len() {
+            return Invalidation::Listed(invalid_at);
+        }
+        if valid_at == ws.frontier.len() {
+            let reachable = run.exec.sum_over(dist.len(), |v| is_finite(dist[v]) as usize);
+            return Invalidation::Counted { count: reachable - valid_at, listed_up_to: invalid_at };
+        }
+        if ws.candidates.len() <= ws.frontier.len() {
+            invalid_at = tree_level(run, ws, &ws.candidates, invalid_at, parent, g0, None);
+        } else {
+            valid_at = tree_level(run, ws, &ws.frontier, valid_at, parent, gv, Some(g0));
+        }
+    }
+}
+
+/// How far `invalidate_top_down` got.
+#[derive(Clone, Copy)]
+pub(super) enum Invalidation {
+    /// Every invalidated vertex is stamped and listed.
+    Listed(usize),
+    /// The count is exact, but only the vertices before `listed_up_to` have had their children
+    /// listed.
+    Counted { count: usize, listed_up_to: usize },
+}
+
+impl Invalidation {
+    pub(super) fn count(self) -> usize {
+        match self {
+            Invalidation::Listed(c) | Invalidation::Counted { count: c, .. } => c,
+        }
+    }
+}
+
+/// Lists the invalidated subtrees from entry `at` of the candidates on (the rest after a
+/// `Counted` invalidation, or all of them from the roots).
+pub(super) fn finish_invalidation<E: Exec>(run: &Run<'_, E>, ws: &Workspace, parent: &[i32], g0: i32, mut at: usize) {
+    while at < ws.candidates.len() {
+        at = tree_level(run, ws, &ws.candidates, at, parent, g0, None);
+    }
+}
+
+/// Expands one level of a top-down tree walk: the children of `list[from..]` (as it was on entry)
+/// are claimed with stamp `g` and appended, except vertices stamped `stop`. Returns where the
+/// next level starts.
+fn tree_level<E: Exec>(
+    run: &Run<'_, E>,
+    ws: &Workspace,
+    list: &VertexList,
+    from: usize,
+    parent: &[i32],
+    g: i32,
+    stop: Option<i32>,
+) -> usize {
+    let out = run.out;
+    let end = list.len();
+    // A level is latency-bound (two random reads per edge); splitting one across the pool only
+    // pays off for wide levels, and a deep tree has thousands of narrow ones.
+    let grain = if end - from < GRAIN_VERTICES { usize::MAX } else { GRAIN_LIST * 16 };
+    run.exec.for_chunks(end - from, grain, |r| {
+        let mut next = Appender::new(list);
+        for i in r {
+            let u = list.get(from + i);
+            let row = out.row(u as usize);
+            for &x in &out.col[row] {
+                let stamp = &ws.stamp[x as usize];
+                if parent[x as usize] == u
+                    && (stop.is_none() || stop != Some(stamp.load(Relaxed)))
+                    && run.exec.claim(stamp, g)
+                {
+                    next.push(x);
+                }
+            }
+        }
+    });
+    end
+}
+
+/// Bottom-up invalidation of caller-owned arrays: every vertex is resolved by walking up its
+/// parents (detecting cycles); the invalidated ones are stamped `g0` and the states left unknown
+/// again. Returns how many were invalidated.
+pub(super) fn invalidate_bottom_up<E: Exec>(run: &Run<'_, E>, ws: &Workspace, c: &Changes<'_>, parent: &[i32], g0: i32) -> Result<usize> {
+    let n = parent.len();
+    reset_states(run, ws, n);
+    let roots = mark_roots(ws, c, parent);
+    let walked = invalidate_subtrees(run, ws, parent);
+    run.exec.for_chunks(n, GRAIN_VERTICES * 4, |r| {
+        for v in r {
+            if ws.state[v].load(Relaxed) == INVALID {
+                ws.stamp[v].store(g0, Relaxed);
+            }
+            ws.state[v].store(UNKNOWN, Relaxed);
+        }
+    });
+    Ok(roots + walked?)
+}
+
+/// Every vertex starts the invalidation walk unknown.
+fn reset_states<E: Exec>(run: &Run<'_, E>, ws: &Workspace, n: usize) {
+    run.exec.for_chunks(n, GRAIN_VERTICES * 4, |r| {
+        for v in r {
+            ws.state[v].store(UNKNOWN, Relaxed);
+        }
+    });
+}
+
+/// Marks the roots (see [`roots`]) invalid. Returns how many distinct roots there are.
+fn mark_roots(ws: &Workspace, c: &Changes<'_>, parent: &[i32]) -> usize {
+    let mut marked = 0;
+    for to in roots(c, parent, &ws.state) {
+        let state = &ws.state[to];
+        if state.load(Relaxed) != INVALID {
+            state.store(INVALID, Relaxed);
+            marked += 1;
+        }
+    }
+    marked
+}
+
+/// Resolves every vertex to valid or invalid by walking its parent path up to a resolved vertex
+/// (path-compressing: the whole walked path takes the answer). A walk longer than n is a cycle.
+/// Returns how many vertices it marked invalid (each is claimed once, so the count is exact with
+/// any number of threads).
+fn invalidate_subtrees<E: Exec>(run: &Run<'_, E>, ws: &Workspace, parent: &[i32]) -> Result<usize> {
+    let n = parent.len();
+    let cyclic = AtomicBool::new(false);
+    let invalidated = AtomicUsize::new(0);
+    run.exec.for_chunks(n, 1024, |r| {
+        let mut local = 0;
+        for v in r {
+            if ws.state[v].load(Relaxed) != UNKNOWN || cyclic.load(Relaxed) {
+                continue;
+            }
+            let mut u = v;
+            let mut steps = 0usize;
+            while ws.state[u].load(Relaxed) == UNKNOWN && parent[u] >= 0 && steps <= n {
+                u = parent[u] as usize;
+                steps += 1;
+            }
+            if steps > n {
+                cyclic.store(true, Relaxed);
+                continue;
+            }
+            let r = match ws.state[u].load(Relaxed) {
+                UNKNOWN => VALID,
+                s => s,
+            };
+            let mut u = v as i32;
+            while u >= 0 && ws.state[u as usize].load(Relaxed) == UNKNOWN {
+                if run.exec.resolve(&ws.state[u as usize], r) && r == INVALID {
+                    local += 1;
+                }
+                u = parent[u as usize];
+            }
+        }
+        invalidated.fetch_add(local, Relaxed);
+    });
+    if cyclic.load(Relaxed) {
+        return Err(Error::invalid(
+            "dyng: the input SOSP tree has a parent cycle".to_string(),
+        ));
+    }
+    Ok(invalidated.into_inner())
+}
