@@ -99,8 +99,8 @@
 
 /**
  * As `DYNG_FALLBACK_ADAPTIVE`, with `invalidated` always exact: the invalidated subtrees are
- * walked even when the sample chooses to recompute (up to half a recompute more). The worker
- * always runs this policy.
+ * walked even when the sample chooses to recompute (up to half a recompute more). Trees adopted
+ * by `dyng_sssp_from_arrays` run this policy, in process and through the worker.
  */
 #define DYNG_FALLBACK_ADAPTIVE_COUNTED 3
 

@@ -409,6 +409,60 @@ fn counters_of_computed_trees_and_updates_equal_in_process() {
     }
 }
 
+/// The options' fallback policy reaches the worker (extension 2): trees computed with
+/// `DYNG_FALLBACK_ALWAYS` recompute on every update there as in process, alone and combined
+/// with `dyng_mosp_from_trees`; trees of different policies cannot be combined in a worker (one
+/// policy per ADOPT_MOSP), which is refused with `NOT_SUPPORTED`, and in process they can.
+#[test]
+fn the_fallback_policy_reaches_the_worker_through_the_c_abi() {
+    let w = objective_major();
+    let b = thesis_batch();
+    // SAFETY (whole test): every handle is live until freed at the end; outs are writable.
+    unsafe {
+        let mut lopt = dyng_resources_options_default();
+        lopt.backend = DYNG_BACKEND_SEQUENTIAL;
+        let mut local = ptr::null_mut();
+        ok(dyng_resources_create(&lopt, &mut local), "local").unwrap();
+        let remote = worker_resources_on(DYNG_BACKEND_SEQUENTIAL);
+        for (res, in_worker) in [(local, false), (remote, true)] {
+            let g = thesis_graph(res, &w).unwrap();
+            let compute = |j: u32, fallback: u32| {
+                let mut opt = dyng_sssp_options_default();
+                opt.fallback = fallback;
+                let mut t = ptr::null_mut();
+                ok(dyng_sssp_compute(res, g, 0, j, &opt, &mut t), "compute").unwrap();
+                t
+            };
+            let always: Vec<*mut dyng_result_t> = (0..K as u32).map(|j| compute(j, DYNG_FALLBACK_ALWAYS)).collect();
+            let tc: Vec<*const dyng_result_t> = always.iter().map(|&t| t as *const _).collect();
+            let mut m = ptr::null_mut();
+            ok(dyng_mosp_from_trees(res, g, 0, tc.as_ptr(), K, ptr::null(), 0, &mut m), "from_trees").unwrap();
+            let mixed = [compute(0, DYNG_FALLBACK_NEVER) as *const dyng_result_t, tc[1], tc[2]];
+            let mut out = ptr::null_mut();
+            let st = dyng_mosp_from_trees(res, g, 0, mixed.as_ptr(), K, ptr::null(), 0, &mut out);
+            if in_worker {
+                assert_eq!(st, DYNG_ERR_NOT_SUPPORTED);
+                assert!(last_error().contains("different fallback policies"), "{}", last_error());
+            } else {
+                assert_eq!(st, DYNG_OK, "{}", last_error());
+                dyng_result_free(out);
+            }
+            let mut all = always.clone();
+            all.push(m);
+            let mut st = [dyng_update_stats_t { struct_size: std::mem::size_of::<dyng_update_stats_t>(), ..Default::default() }; K + 1];
+            ok(dyng_update(res, g, &b, all.as_ptr(), all.len(), st.as_mut_ptr()), "update").unwrap();
+            assert!(st.iter().all(|s| s.fallback_used), "in_worker {in_worker}: every tree recomputed: {:?}", st.iter().map(|s| s.fallback_used).collect::<Vec<_>>());
+            dyng_result_free(mixed[0] as *mut _);
+            for r in all {
+                dyng_result_free(r);
+            }
+            dyng_graph_free(g);
+        }
+        dyng_resources_free(local);
+        dyng_resources_free(remote);
+    }
+}
+
 fn stats_tuple(s: &dyng_update_stats_t) -> (i64, i64, i64, i64, i64, bool, bool) {
     (s.invalidated, s.affected, s.iterations, s.epochs, s.pushes, s.packed_parents, s.fallback_used)
 }

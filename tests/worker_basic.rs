@@ -511,7 +511,7 @@ fn adopted_trees_survive_a_killed_worker() {
     let mut s = adopt(&lg, 1);
     let c = Client::spawn(opts()).unwrap();
     c.load_graph(lg.csr()).unwrap();
-    let rm = c.adopt_mosp(src, &tree_slices(&inp.init), false, &vec![None; k], &[]).unwrap();
+    let rm = c.adopt_mosp(src, &tree_slices(&inp.init), false, &vec![None; k], dyng::Fallback::AdaptiveCounted, &[]).unwrap();
     let rs = c.adopt_sssp(src, 1, &inp.init[1].0, &inp.init[1].1, false, &sopt).unwrap();
     assert_eq!(rm.scale, m.preferences().scale() as u32);
     assert_mosp_equal(&c, rm.id, &m, "adopted");
@@ -558,14 +558,14 @@ fn adoption_errors_equal_in_process() {
     let local = SsspResult::from_arrays(&g, src, 1, bad[1].0.clone(), bad[1].1.clone(), false, &sopt).unwrap_err();
     let remote = c.adopt_sssp(src, 1, &bad[1].0, &bad[1].1, false, &sopt).unwrap_err();
     assert_eq!((remote.kind(), remote.to_string()), (local.kind(), local.to_string()));
-    let remote = c.adopt_mosp(src, &tree_slices(&bad), false, &vec![None; k], &[]).unwrap_err();
+    let remote = c.adopt_mosp(src, &tree_slices(&bad), false, &vec![None; k], dyng::Fallback::AdaptiveCounted, &[]).unwrap_err();
     assert_eq!((remote.kind(), remote.to_string()), (local.kind(), local.to_string()));
     // Preferences are checked by `from_trees` after the trees, as in-process.
     let trees: Vec<SsspResult> = (0..k)
         .map(|j| SsspResult::from_arrays(&g, src, j, inp.init[j].0.clone(), inp.init[j].1.clone(), false, &sopt).unwrap())
         .collect();
     let local = MospResult::from_trees(&Resources::sequential(), &g, src, trees, &[1, 2]).unwrap_err();
-    let remote = c.adopt_mosp(src, &tree_slices(&inp.init), false, &vec![None; k], &[1, 2]).unwrap_err();
+    let remote = c.adopt_mosp(src, &tree_slices(&inp.init), false, &vec![None; k], dyng::Fallback::AdaptiveCounted, &[1, 2]).unwrap_err();
     assert_eq!((remote.kind(), remote.to_string()), (local.kind(), local.to_string()));
     let remote = c.adopt_sssp(src, 1, &bad[1].0[1..], &bad[1].1, false, &sopt).unwrap_err();
     assert_eq!(remote.kind(), dyng::ErrorKind::InvalidArgument, "{remote}");
@@ -587,7 +587,7 @@ fn result_stats_equal_in_process_on_the_sequential_engine() {
     let mut s = SsspResult::compute(&res, &lg, src, 2, &sopt).unwrap();
     let c = Client::spawn(WorkerOptions { backend: dyng::worker::messages::BACKEND_SEQUENTIAL, ..opts() }).unwrap();
     c.load_graph(lg.csr()).unwrap();
-    let rm = c.adopt_mosp(src, &tree_slices(&inp.init), false, &vec![None; k], &[]).unwrap();
+    let rm = c.adopt_mosp(src, &tree_slices(&inp.init), false, &vec![None; k], dyng::Fallback::AdaptiveCounted, &[]).unwrap();
     let rs = c.sssp_compute(src, 2, &sopt).unwrap();
     let check = |c: &Client, m: &MospResult, s: &SsspResult, what: &str| {
         let w = c.result_stats(rs.id).unwrap();
@@ -609,6 +609,61 @@ fn result_stats_equal_in_process_on_the_sequential_engine() {
     assert!(m.objective_stats().iter().any(|t| t.pushes > 0 && t.affected > 0), "the update must do work");
     check(&c, &m, &s, "after the update");
     assert_eq!(c.result_stats(999).unwrap_err().kind(), dyng::ErrorKind::StaleResult, "unknown id = NOT_FOUND");
+}
+
+/// Each adaptive-update policy of a compute reaches the worker (extension 2) and outlives a
+/// replacement of the worker after a checkpoint (whose replay recreates each result by adopting
+/// its trees): on the sequential engine every update's counters, `fallback_used` among them,
+/// equal those of the same policy in process.
+/// A 70 x 70 grid (4,900 vertices) is large enough for the adaptive policies to choose.
+#[test]
+fn the_fallback_policy_reaches_the_worker_and_survives_checkpoints() {
+    use dyng::Fallback;
+    let g0 = grid(70, 70, 2, 11);
+    let res = Resources::sequential();
+    let c = Client::spawn(WorkerOptions { backend: dyng::worker::messages::BACKEND_SEQUENTIAL, checkpoint_batches: 1, ..opts() }).unwrap();
+    c.load_graph(&g0).unwrap();
+    let mut lg = Graph::new(g0.clone());
+    let policies = [Fallback::Adaptive, Fallback::Never, Fallback::Always, Fallback::AdaptiveCounted];
+    let mut local = Vec::new();
+    let mut remote = Vec::new();
+    for &fallback in &policies {
+        let sopt = SsspOptions { fallback, ..Default::default() };
+        local.push(SsspResult::compute(&res, &lg, 0, 1, &sopt).unwrap());
+        remote.push(c.sssp_compute(0, 1, &sopt).unwrap().id);
+    }
+    let mopt = MospOptions { fallback: Fallback::Never, ..Default::default() };
+    let mut lm = MospResult::compute(&res, &lg, 0, &mopt).unwrap();
+    let rm = c.mosp_compute(0, &mopt).unwrap().id;
+    let mut fell_back = [false; 4];
+    for round in 0..4u64 {
+        // A batch of many changes (most of the tree moves) and one of few, in turn, so that the
+        // adaptive policies both repair and recompute.
+        let b = if round % 2 == 0 { batch(lg.csr(), 3000, 3000, round) } else { batch(lg.csr(), 5, 5, round) };
+        let mut all: Vec<ResultMut> = local.iter_mut().map(ResultMut::Sssp).collect();
+        all.push(ResultMut::Mosp(&mut lm));
+        dyng::update(&res, &mut lg, &b.view(), &mut all).unwrap();
+        let mut ids = remote.clone();
+        ids.push(rm);
+        if round == 2 {
+            let before = kill_worker(&c);
+            c.update(&b.view(), &ids).unwrap();
+            assert!(c.generation() > before, "the worker was replaced and the checkpoint replayed");
+        } else {
+            c.update(&b.view(), &ids).unwrap();
+        }
+        for (i, (l, &r)) in local.iter().zip(&remote).enumerate() {
+            let w = c.result_stats(r).unwrap();
+            assert_same(&w.objectives[0], &l.stats(), &format!("{:?}, round {round}", policies[i]));
+            fell_back[i] |= l.stats().fallback_used;
+        }
+        for (j, o) in c.result_stats(rm).unwrap().objectives.iter().enumerate() {
+            assert_same(o, &lm.objective_stats()[j], &format!("MOSP tree {j} (Never), round {round}"));
+            assert!(!o.fallback_used, "round {round}: a Never tree recomputed");
+        }
+    }
+    assert!(c.counters().checkpoints.load(std::sync::atomic::Ordering::SeqCst) > 0, "checkpoints were taken");
+    assert_eq!(fell_back, [true, false, true, true], "Adaptive, Never, Always, AdaptiveCounted");
 }
 
 fn assert_same(w: &dyng::worker::messages::ObjectiveStats, s: &dyng::UpdateStats, what: &str) {
@@ -652,7 +707,7 @@ fn checkpoints_bound_the_journal_and_replay_byte_identical() {
     c.load_graph(lg.csr()).unwrap();
     let rs = c.sssp_compute(src, 1, &sopt).unwrap();
     let rm = c.mosp_compute(src, &mopt).unwrap();
-    let ram = c.adopt_mosp(src, &tree_slices(&inp.init), false, &vec![None; k], &[]).unwrap();
+    let ram = c.adopt_mosp(src, &tree_slices(&inp.init), false, &vec![None; k], dyng::Fallback::AdaptiveCounted, &[]).unwrap();
     let ids = [rs.id, rm.id, ram.id];
     let step = |c: &Client, lg: &mut Graph, s: &mut SsspResult, m: &mut MospResult, am: &mut MospResult, seed: u64| {
         let b = batch(lg.csr(), 8, 8, seed);

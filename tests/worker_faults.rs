@@ -537,8 +537,10 @@ fn double_kill_of_host_and_worker_leaves_nothing() {
 }
 
 /// A worker that does not announce the ADOPT extension (as one built before it): adoption is
-/// refused host-side with NOT_SUPPORTED before anything is sent, and the rest keeps working; the
-/// host takes no checkpoint (its replay would adopt), so the journal keeps every batch.
+/// refused host-side with NOT_SUPPORTED before anything is sent, and so is a compute with another
+/// adaptive-update policy than the default (such a worker would run the default: extension 2
+/// came later still); the rest keeps working; the host takes no checkpoint (its replay would
+/// adopt), so the journal keeps every batch.
 #[test]
 fn a_worker_without_the_adopt_capability_gives_not_supported() {
     let _serial = serial(); // the leak checks of the other tests count this process's fds
@@ -549,11 +551,18 @@ fn a_worker_without_the_adopt_capability_gives_not_supported() {
     let g = grid(6, 6, 1, 3);
     c.load_graph(&g).unwrap();
     let r = c.sssp_compute(0, 0, &dyng::SsspOptions::default()).unwrap();
+    for fallback in [dyng::Fallback::Never, dyng::Fallback::Always, dyng::Fallback::AdaptiveCounted] {
+        let e = c.sssp_compute(0, 0, &dyng::SsspOptions { fallback, ..Default::default() }).unwrap_err();
+        assert_eq!(e.kind(), dyng::ErrorKind::NotSupported, "{e}");
+        assert!(e.to_string().contains("POLICY capability"), "{e}");
+        let e = c.mosp_compute(0, &dyng::MospOptions { fallback, ..Default::default() }).unwrap_err();
+        assert_eq!(e.kind(), dyng::ErrorKind::NotSupported, "{e}");
+    }
     let (d, p) = (c.copy_i64(r.id, kind::DIST, 0).unwrap(), c.copy_i32(r.id, kind::PARENT, 0).unwrap());
     let e = c.adopt_sssp(0, 0, &d, &p, false, &dyng::SsspOptions::default()).unwrap_err();
     assert_eq!(e.kind(), dyng::ErrorKind::NotSupported, "{e}");
     assert!(e.to_string().contains("ADOPT capability"), "{e}");
-    let e = c.adopt_mosp(0, &[(&d[..], &p[..])], false, &[None], &[]).unwrap_err();
+    let e = c.adopt_mosp(0, &[(&d[..], &p[..])], false, &[None], dyng::Fallback::AdaptiveCounted, &[]).unwrap_err();
     assert_eq!(e.kind(), dyng::ErrorKind::NotSupported, "{e}");
     assert_eq!(c.worker_stats().unwrap().results, 1, "nothing was adopted");
     assert_eq!(c.generation(), 1, "a refusal is not a crash");

@@ -80,8 +80,8 @@ pub const DYNG_FALLBACK_NEVER: u32 = 1;
 /// Always recompute from scratch (for comparisons).
 pub const DYNG_FALLBACK_ALWAYS: u32 = 2;
 /// As `DYNG_FALLBACK_ADAPTIVE`, with `invalidated` always exact: the invalidated subtrees are
-/// walked even when the sample chooses to recompute (up to half a recompute more). The worker
-/// always runs this policy.
+/// walked even when the sample chooses to recompute (up to half a recompute more). Trees adopted
+/// by `dyng_sssp_from_arrays` run this policy, in process and through the worker.
 pub const DYNG_FALLBACK_ADAPTIVE_COUNTED: u32 = 3;
 
 /// Graph file format: the MOSP CSR text triplet; `path` is the prefix P of `PRowPtr.txt`,

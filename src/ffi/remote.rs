@@ -17,7 +17,7 @@ use super::view::no_objective_index;
 use crate::error::Error;
 use crate::graph::{apply_batch_into, Applied, BatchView, Csr, Graph, GraphBuffers};
 use crate::resources::PooledWorkspace;
-use crate::sssp::UpdateStats;
+use crate::sssp::{Fallback, SsspOptions, UpdateStats};
 use crate::worker::{kind, Client, WorkerOptions};
 use parking_lot::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -130,7 +130,8 @@ impl RemoteGraph {
     /// The handle of result `id`, just created in the worker on this graph (`g` is its host
     /// mirror, at the state the worker is at). `stats`: the counters when the host knows them
     /// without asking (`None`: fetched from the worker when first asked for).
-    pub(crate) fn result(&self, id: u64, g: &Graph, source: usize, shape: Shape, delta: Option<i64>, stats: Option<UpdateStats>) -> RemoteRes {
+    /// A resident result of this worker; `opt`: the bucket width and policy it was made with.
+    pub(crate) fn result(&self, id: u64, g: &Graph, source: usize, shape: Shape, opt: SsspOptions, stats: Option<UpdateStats>) -> RemoteRes {
         RemoteRes {
             client: self.client.clone(),
             id,
@@ -139,7 +140,8 @@ impl RemoteGraph {
             shape,
             n: g.n(),
             graph_version: g.version(),
-            delta,
+            delta: opt.delta,
+            fallback: opt.fallback,
             stats: Mutex::new(stats),
         }
     }
@@ -165,6 +167,9 @@ pub(crate) struct RemoteRes {
     /// The bucket width it was computed or adopted with (SSSP; a MOSP adoption of the tree keeps
     /// it, as `from_trees` keeps the tree's in-process).
     pub(crate) delta: Option<i64>,
+    /// The adaptive-update policy it runs (a MOSP adoption of the tree needs it, as `from_trees`
+    /// keeps the tree's in-process).
+    pub(crate) fallback: Fallback,
     /// Counters of the last compute, adoption or update, once known: reading them costs a STATS
     /// call, so they are fetched only when a caller asks (`dyng_result_info`, `dyng_update` with
     /// a stats array) and kept until the next update.

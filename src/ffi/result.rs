@@ -187,16 +187,16 @@ fn positive_delta(delta: i64, func: &str) -> FfiResult<Option<i64>> {
 }
 
 fn fallback_policy(v: u32, func: &str) -> FfiResult<Fallback> {
-    match v {
-        DYNG_FALLBACK_ADAPTIVE => Ok(Fallback::Adaptive),
-        DYNG_FALLBACK_NEVER => Ok(Fallback::Never),
-        DYNG_FALLBACK_ALWAYS => Ok(Fallback::Always),
-        DYNG_FALLBACK_ADAPTIVE_COUNTED => Ok(Fallback::AdaptiveCounted),
-        v => Err(invalid(format!(
-            "dyng: {func}: fallback = {v} is not a DYNG_FALLBACK_* value"
-        ))),
-    }
+    Fallback::from_code(v).ok_or_else(|| invalid(format!("dyng: {func}: fallback = {v} is not a DYNG_FALLBACK_* value")))
 }
+
+// The C ABI's numbers are the policies' own codes (which the worker protocol carries too).
+const _: () = {
+    assert!(Fallback::Adaptive.code() == DYNG_FALLBACK_ADAPTIVE);
+    assert!(Fallback::Never.code() == DYNG_FALLBACK_NEVER);
+    assert!(Fallback::Always.code() == DYNG_FALLBACK_ALWAYS);
+    assert!(Fallback::AdaptiveCounted.code() == DYNG_FALLBACK_ADAPTIVE_COUNTED);
+};
 
 fn objective_index(objective: u32, g: &Graph, func: &str) -> FfiResult<usize> {
     let j = objective as usize;
@@ -270,7 +270,7 @@ pub unsafe extern "C" fn dyng_sssp_compute(
             if let Some(rg) = &gh.remote {
                 let rr = rg.client.sssp_compute(source, objective, &sopt)?;
                 let shape = Shape::Sssp { objective };
-                emit(out, AnyResult::Remote(rg.result(rr.id, g, source, shape, sopt.delta, None)));
+                emit(out, AnyResult::Remote(rg.result(rr.id, g, source, shape, sopt, None)));
                 return Ok(());
             }
             emit(
@@ -322,7 +322,7 @@ pub unsafe extern "C" fn dyng_mosp_compute(
             if let Some(rg) = &gh.remote {
                 let rr = rg.client.mosp_compute(source, &mopt)?;
                 let shape = Shape::Mosp { k: rr.k, graph_k: g.k() };
-                emit(out, AnyResult::Remote(rg.result(rr.id, g, source, shape, mopt.delta, None)));
+                emit(out, AnyResult::Remote(rg.result(rr.id, g, source, shape, SsspOptions { delta: mopt.delta, fallback: mopt.fallback }, None)));
                 return Ok(());
             }
             emit(
@@ -374,7 +374,7 @@ pub unsafe extern "C" fn dyng_sssp_from_arrays(
             if let Some(rg) = &gh.remote {
                 let rr = rg.client.adopt_sssp(source, objective, dist, parent, canonicalize, &sopt)?;
                 let shape = Shape::Sssp { objective };
-                emit(out, AnyResult::Remote(rg.result(rr.id, g, source, shape, sopt.delta, None)));
+                emit(out, AnyResult::Remote(rg.result(rr.id, g, source, shape, sopt, None)));
                 return Ok(());
             }
             let r = SsspResult::from_arrays(g, source, objective, dist.to_vec(), parent.to_vec(), canonicalize, &sopt)?;
@@ -503,10 +503,19 @@ fn mosp_from_remote_trees(
         .map(|v| Ok((v.i64s(kind::DIST).ok_or_else(missing)?, v.i32s(kind::PARENT).ok_or_else(missing)?)))
         .collect::<crate::Result<Vec<_>>>()?;
     let deltas: Vec<Option<i64>> = trees.iter().map(|rr| rr.delta).collect();
+    // ADOPT_MOSP carries one policy for its K trees; in process each tree keeps its own.
+    let fallback = trees[0].fallback;
+    if trees.iter().any(|rr| rr.fallback != fallback) {
+        return Err(crate::Error::NotSupported(format!(
+            "dyng: {}: the trees run different fallback policies, which a MOSP result in a worker cannot keep (it has one policy for its trees)",
+            "dyng_mosp_from_trees"
+        ))
+        .into());
+    }
     let each = trees.iter().map(|rr| rr.last_stats()).collect::<crate::Result<Vec<_>>>()?;
-    let rr = rg.client.adopt_mosp(source, &arrays, false, &deltas, prefs)?;
+    let rr = rg.client.adopt_mosp(source, &arrays, false, &deltas, fallback, prefs)?;
     let shape = Shape::Mosp { k: trees.len(), graph_k: g.k() };
-    Ok(rg.result(rr.id, g, source, shape, None, Some(UpdateStats::sum(&each))))
+    Ok(rg.result(rr.id, g, source, shape, SsspOptions { delta: None, fallback }, Some(UpdateStats::sum(&each))))
 }
 
 /// Gathers the result handles of a `dyng_update` call, refusing NULL, freed and repeated ones.

@@ -101,8 +101,9 @@ pub enum Fallback {
     #[default]
     Adaptive,
     /// As `Adaptive`, but the invalidated subtrees are always walked, so that
-    /// `UpdateStats::invalidated` is exact: the choice of the drop-in driver (`dyng mosp`) and of
-    /// the worker, whose outputs print the counter as the originals do. Costs up to half a
+    /// `UpdateStats::invalidated` is exact: the choice of the drop-in entry points
+    /// (`dyng_sssp_from_arrays`, `dyng mosp`, in process or through the worker), whose outputs
+    /// print the counter as the originals do. Costs up to half a
     /// recompute more when the sample chooses to recompute and both sides of the cut are large.
     AdaptiveCounted,
     /// Always repair the tree incrementally.
@@ -124,6 +125,23 @@ pub(crate) const DROP_IN_FALLBACK: Fallback = Fallback::AdaptiveCounted;
 pub const ADAPTIVE_MIN_VERTICES: usize = 4096;
 
 impl Fallback {
+    /// The policy's number in the C ABI (`DYNG_FALLBACK_*`) and the worker protocol.
+    pub(crate) const fn code(self) -> u32 {
+        match self {
+            Fallback::Adaptive => 0,
+            Fallback::Never => 1,
+            Fallback::Always => 2,
+            Fallback::AdaptiveCounted => 3,
+        }
+    }
+
+    /// The policy numbered `code` (see [`Fallback::code`]).
+    pub(crate) fn from_code(code: u32) -> Option<Self> {
+        [Fallback::Adaptive, Fallback::Never, Fallback::Always, Fallback::AdaptiveCounted]
+            .into_iter()
+            .find(|f| f.code() == code)
+    }
+
     /// The engine's policy for a run on `n` vertices. Recomputing is only allowed for a
     /// canonical tree: it gives the canonical tree, which an update of a canonical tree also
     /// gives, so the result is bit-identical either way.

@@ -1061,6 +1061,7 @@ impl Client {
             delta: wire_delta(opt.delta)?,
             view_mask: 0,
             assign_id: 0,
+            fallback: opt.fallback.code() as u8,
         };
         let r = self.call(Request::new(params.clone()))?;
         self.push_result(r.result_id, params, r.epoch, None);
@@ -1079,6 +1080,7 @@ impl Client {
             delta: wire_delta(opt.delta)?,
             view_mask: 0,
             assign_id: 0,
+            fallback: opt.fallback.code() as u8,
         };
         let r = self.call(Request::new(params.clone()))?;
         let scale = Dec::new(&r.extra).u32().unwrap_or(0);
@@ -1106,6 +1108,7 @@ impl Client {
             delta: wire_delta(opt.delta)?,
             view_mask: 0,
             assign_id: 0,
+            fallback: opt.fallback.code() as u8,
         };
         let input = self.trees_input(&[(dist, parent)])?;
         let r = self.call_adopt(params, input)?;
@@ -1114,14 +1117,17 @@ impl Client {
 
     /// Combines K caller trees (objectives 0..K-1, each `(distances, parents)` of n vertices)
     /// into a resident MOSP result (ADOPT_MOSP, an extension op): the worker adopts each tree as
-    /// `from_arrays` does (with `canonicalize` and `deltas[j]`), then runs `from_trees` with
-    /// `preferences`, as `dyng mosp` does in-process.
+    /// `from_arrays` does (with `canonicalize` and `deltas[j]`; every tree runs `fallback`:
+    /// `Fallback::AdaptiveCounted` where the drop-in driver adopts), then runs
+    /// `from_trees` with `preferences`, as `dyng mosp` does in-process.
+    #[allow(clippy::too_many_arguments)]
     pub fn adopt_mosp(
         &self,
         source: usize,
         trees: &[(&[i64], &[i32])],
         canonicalize: bool,
         deltas: &[Option<i64>],
+        fallback: crate::Fallback,
         preferences: &[u32],
     ) -> Result<RemoteResult> {
         let k = trees.len();
@@ -1140,6 +1146,7 @@ impl Client {
             deltas: deltas.iter().map(|d| wire_delta(*d)).collect::<Result<_>>()?,
             view_mask: 0,
             assign_id: 0,
+            fallback: fallback.code() as u8,
         };
         let input = self.trees_input(trees)?;
         let r = self.call_adopt(params, input)?;
@@ -1502,17 +1509,17 @@ fn recv_until(sock: &OwnedFd, pidfd: &OwnedFd, buf: &mut [u8], deadline: Instant
 /// preferences, delta per tree), `canonicalize` off so the trees come back as they are.
 fn adoption_of(params: &OpParams, graph_k: u16) -> Option<(OpParams, usize)> {
     match params.clone() {
-        OpParams::SsspCompute { source, objective, delta, .. } | OpParams::AdoptSssp { source, objective, delta, .. } => {
-            Some((OpParams::AdoptSssp { source, objective, canonicalize: false, delta, view_mask: 0, assign_id: 0 }, 1))
+        OpParams::SsspCompute { source, objective, delta, fallback, .. } | OpParams::AdoptSssp { source, objective, delta, fallback, .. } => {
+            Some((OpParams::AdoptSssp { source, objective, canonicalize: false, delta, view_mask: 0, assign_id: 0, fallback }, 1))
         }
-        OpParams::MospCompute { source, k, prefs, delta, .. } => {
+        OpParams::MospCompute { source, k, prefs, delta, fallback, .. } => {
             // K = 0 asks for all objectives of the graph, whose K no update changes.
             let k = if k == 0 { graph_k } else { k };
             let deltas = vec![delta; k as usize];
-            Some((OpParams::AdoptMosp { source, k, prefs, canonicalize: false, deltas, view_mask: 0, assign_id: 0 }, k as usize))
+            Some((OpParams::AdoptMosp { source, k, prefs, canonicalize: false, deltas, view_mask: 0, assign_id: 0, fallback }, k as usize))
         }
-        OpParams::AdoptMosp { source, k, prefs, deltas, .. } => {
-            Some((OpParams::AdoptMosp { source, k, prefs, canonicalize: false, deltas, view_mask: 0, assign_id: 0 }, k as usize))
+        OpParams::AdoptMosp { source, k, prefs, deltas, fallback, .. } => {
+            Some((OpParams::AdoptMosp { source, k, prefs, canonicalize: false, deltas, view_mask: 0, assign_id: 0, fallback }, k as usize))
         }
         _ => None,
     }
@@ -1523,20 +1530,28 @@ fn adoption_of(params: &OpParams, graph_k: u16) -> Option<(OpParams, usize)> {
 /// checkpoint's graph does, where the adopted trees of an earlier graph might not even adopt.
 fn stale_placeholder(params: &OpParams) -> OpParams {
     match params.clone() {
-        OpParams::AdoptSssp { source, objective, delta, .. } => OpParams::SsspCompute { source, objective, delta, view_mask: 0, assign_id: 0 },
-        OpParams::AdoptMosp { source, k, prefs, .. } => OpParams::MospCompute { source, k, prefs, delta: 0, view_mask: 0, assign_id: 0 },
+        OpParams::AdoptSssp { source, objective, delta, fallback, .. } => OpParams::SsspCompute { source, objective, delta, view_mask: 0, assign_id: 0, fallback },
+        OpParams::AdoptMosp { source, k, prefs, fallback, .. } => OpParams::MospCompute { source, k, prefs, delta: 0, view_mask: 0, assign_id: 0, fallback },
         other => other,
     }
 }
 
-/// Refuses an extension op before it is sent to a worker that did not announce it in HELLO.
+/// Refuses an extension op, or an op with an extension's field that a worker without the
+/// extension would ignore, before it is sent to a worker that did not announce it in HELLO.
 fn extension_supported(core: &Core, params: &OpParams) -> Result<()> {
-    let needs = matches!(params, OpParams::AdoptSssp { .. } | OpParams::AdoptMosp { .. });
+    let adopts = matches!(params, OpParams::AdoptSssp { .. } | OpParams::AdoptMosp { .. });
     let caps = core.conn.as_ref().map_or(0, |c| c.caps);
-    if needs && caps & CAP_ADOPT == 0 {
+    if adopts && caps & CAP_ADOPT == 0 {
         return Err(Error::NotSupported(format!(
             "dyng worker: op {} needs the ADOPT capability, which this worker does not announce (an older dyng-worker?)",
             params.op()
+        )));
+    }
+    // A worker without the POLICY capability runs its op's default policy whatever the CALL says.
+    let default = if adopts { FALLBACK_ADOPT } else { FALLBACK_COMPUTE };
+    if let Some(f) = params.fallback().filter(|&f| f != default && caps & CAP_POLICY == 0) {
+        return Err(Error::NotSupported(format!(
+            "dyng worker: fallback policy {f} (DYNG_FALLBACK_*) needs the POLICY capability, which this worker does not announce (an older dyng-worker?); it would run policy {default}"
         )));
     }
     Ok(())

@@ -88,6 +88,17 @@ pub const STRICT_CHECKSUMS: u32 = 1;
 /// ADOPT_SSSP and ADOPT_MOSP, appends `affected` and `fallback_used` to the STATS of a result, and
 /// accepts WELCOME `backend` = [`BACKEND_SEQUENTIAL`].
 pub const CAP_ADOPT: u64 = 1 << 8;
+/// dyng extension 2 (bit 9): the worker reads the adaptive-update policy that a CALL of
+/// SSSP_COMPUTE, MOSP_COMPUTE, ADOPT_SSSP or ADOPT_MOSP carries after its array descriptors
+/// (`fallback u8`, [`crate::Fallback`]'s code, as `DYNG_FALLBACK_*`), and runs the result's
+/// updates under it. A worker without it ignores the byte (a decoder stops after the descriptors)
+/// and runs its op's default, [`FALLBACK_COMPUTE`] or [`FALLBACK_ADOPT`]: the host refuses another
+/// policy before sending.
+pub const CAP_POLICY: u64 = 1 << 9;
+/// The policy of a computed result where the CALL carries none (a host without extension 2).
+pub const FALLBACK_COMPUTE: u8 = crate::Fallback::Adaptive.code() as u8;
+/// The policy of an adopted result where the CALL carries none: the drop-in entry points'.
+pub const FALLBACK_ADOPT: u8 = crate::sssp::DROP_IN_FALLBACK.code() as u8;
 /// WELCOME `backend` values: the spec's 0 AUTO, 1 CPU, 2 CUDA, and the extension's 3 SEQUENTIAL
 /// (the single-threaded reference engine, whose counters are reproducible).
 pub const BACKEND_AUTO: u8 = 0;
@@ -284,8 +295,10 @@ fn get_descs(d: &mut Dec) -> Result<Vec<ArrayDesc>> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OpParams {
     LoadGraph { n: u32, m: u64, kg: u16, base_epoch: u64 },
-    SsspCompute { source: i32, objective: u16, delta: i64, view_mask: u32, assign_id: u64 },
-    MospCompute { source: i32, k: u16, prefs: Vec<u32>, delta: i64, view_mask: u32, assign_id: u64 },
+    /// `fallback`: the trees' adaptive-update policy ([`crate::Fallback`]'s code; extension 2,
+    /// [`CAP_POLICY`]).
+    SsspCompute { source: i32, objective: u16, delta: i64, view_mask: u32, assign_id: u64, fallback: u8 },
+    MospCompute { source: i32, k: u16, prefs: Vec<u32>, delta: i64, view_mask: u32, assign_id: u64, fallback: u8 },
     Update { result_ids: Vec<u64> },
     View { view_mask: u32, objective: u16 },
     DropResult,
@@ -295,13 +308,34 @@ pub enum OpParams {
     Checkpoint,
     Echo,
     /// Inputs DIST (I64, n) and PARENT (I32, n).
-    AdoptSssp { source: i32, objective: u16, canonicalize: bool, delta: i64, view_mask: u32, assign_id: u64 },
+    AdoptSssp { source: i32, objective: u16, canonicalize: bool, delta: i64, view_mask: u32, assign_id: u64, fallback: u8 },
     /// Inputs DIST (I64, n x k) and PARENT (I32, n x k), objective-major (`[j*n + v]`), `cols` = k;
     /// `deltas[j]` is tree j's bucket width (0 = default).
-    AdoptMosp { source: i32, k: u16, prefs: Vec<u32>, canonicalize: bool, deltas: Vec<i64>, view_mask: u32, assign_id: u64 },
+    AdoptMosp { source: i32, k: u16, prefs: Vec<u32>, canonicalize: bool, deltas: Vec<i64>, view_mask: u32, assign_id: u64, fallback: u8 },
 }
 
 impl OpParams {
+    /// The adaptive-update policy the op carries (extension 2), for the ops that make a result.
+    pub fn fallback(&self) -> Option<u8> {
+        match self {
+            OpParams::SsspCompute { fallback, .. }
+            | OpParams::MospCompute { fallback, .. }
+            | OpParams::AdoptSssp { fallback, .. }
+            | OpParams::AdoptMosp { fallback, .. } => Some(*fallback),
+            _ => None,
+        }
+    }
+
+    fn fallback_mut(&mut self) -> Option<&mut u8> {
+        match self {
+            OpParams::SsspCompute { fallback, .. }
+            | OpParams::MospCompute { fallback, .. }
+            | OpParams::AdoptSssp { fallback, .. }
+            | OpParams::AdoptMosp { fallback, .. } => Some(fallback),
+            _ => None,
+        }
+    }
+
     pub fn op(&self) -> u16 {
         match self {
             OpParams::LoadGraph { .. } => op::LOAD_GRAPH,
@@ -341,10 +375,10 @@ impl Call {
             OpParams::LoadGraph { n, m, kg, base_epoch } => {
                 e.u32(*n).u64(*m).u16(*kg).u64(*base_epoch);
             }
-            OpParams::SsspCompute { source, objective, delta, view_mask, assign_id } => {
+            OpParams::SsspCompute { source, objective, delta, view_mask, assign_id, .. } => {
                 e.i32(*source).u16(*objective).i64(*delta).u32(*view_mask).u64(*assign_id);
             }
-            OpParams::MospCompute { source, k, prefs, delta, view_mask, assign_id } => {
+            OpParams::MospCompute { source, k, prefs, delta, view_mask, assign_id, .. } => {
                 e.i32(*source).u16(*k).u16(prefs.len() as u16);
                 for i in 0..32 {
                     e.u32(prefs.get(i).copied().unwrap_or(0));
@@ -360,10 +394,10 @@ impl Call {
             OpParams::View { view_mask, objective } => {
                 e.u32(*view_mask).u16(*objective);
             }
-            OpParams::AdoptSssp { source, objective, canonicalize, delta, view_mask, assign_id } => {
+            OpParams::AdoptSssp { source, objective, canonicalize, delta, view_mask, assign_id, .. } => {
                 e.i32(*source).u16(*objective).u8(*canonicalize as u8).i64(*delta).u32(*view_mask).u64(*assign_id);
             }
-            OpParams::AdoptMosp { source, k, prefs, canonicalize, deltas, view_mask, assign_id } => {
+            OpParams::AdoptMosp { source, k, prefs, canonicalize, deltas, view_mask, assign_id, .. } => {
                 e.i32(*source).u16(*k).u16(prefs.len() as u16);
                 for i in 0..32 {
                     e.u32(prefs.get(i).copied().unwrap_or(0));
@@ -377,6 +411,9 @@ impl Call {
             _ => {}
         }
         put_descs(e, &self.inputs);
+        if let Some(f) = self.params.fallback() {
+            e.u8(f);
+        }
     }
 
     pub fn get(d: &mut Dec) -> Result<Self> {
@@ -394,6 +431,7 @@ impl Call {
                 delta: d.i64()?,
                 view_mask: d.u32()?,
                 assign_id: d.u64()?,
+                fallback: FALLBACK_COMPUTE,
             },
             op::MOSP_COMPUTE => {
                 let source = d.i32()?;
@@ -406,6 +444,7 @@ impl Call {
                     delta: d.i64()?,
                     view_mask: d.u32()?,
                     assign_id: d.u64()?,
+                    fallback: FALLBACK_COMPUTE,
                 }
             }
             op::UPDATE => {
@@ -430,6 +469,7 @@ impl Call {
                 delta: d.i64()?,
                 view_mask: d.u32()?,
                 assign_id: d.u64()?,
+                fallback: FALLBACK_ADOPT,
             },
             op::ADOPT_MOSP => {
                 let source = d.i32()?;
@@ -448,11 +488,20 @@ impl Call {
                     deltas: deltas[..k as usize].to_vec(),
                     view_mask: d.u32()?,
                     assign_id: d.u64()?,
+                    fallback: FALLBACK_ADOPT,
                 }
             }
             other => return Err(protocol(format!("unknown op {other}"))),
         };
         let inputs = get_descs(d)?;
+        let mut params = params;
+        if let (Some(f), true) = (params.fallback_mut(), d.remaining() > 0) {
+            let code = d.u8()?;
+            if crate::Fallback::from_code(code as u32).is_none() {
+                return Err(protocol(format!("fallback = {code} is not a policy (0..3)")));
+            }
+            *f = code;
+        }
         Ok(Call { reply_mode, call_flags, deadline_ms, expected_epoch, result_id, params, inputs })
     }
 }
@@ -779,6 +828,28 @@ mod tests {
         e.0
     }
 
+    /// `round` for a CALL that ends with extension 2's policy byte, which a host without the
+    /// extension does not send: every shorter prefix is rejected, and the one without that byte
+    /// decodes to the call with its op's default policy.
+    fn round_with_policy(c: &Call) {
+        let mut e = Enc::default();
+        c.put(&mut e);
+        let mut d = Dec::new(&e.0);
+        assert_eq!(&Call::get(&mut d).unwrap(), c);
+        d.finish().unwrap();
+        let mut old = c.clone();
+        let adopts = matches!(c.params, OpParams::AdoptSssp { .. } | OpParams::AdoptMosp { .. });
+        *old.params.fallback_mut().unwrap() = if adopts { FALLBACK_ADOPT } else { FALLBACK_COMPUTE };
+        let cut = e.0.len() - 1;
+        let mut d = Dec::new(&e.0[..cut]);
+        assert_eq!(Call::get(&mut d).unwrap(), old);
+        d.finish().unwrap();
+        for len in 0..cut {
+            let mut d = Dec::new(&e.0[..len]);
+            assert!(Call::get(&mut d).and_then(|_| d.finish()).is_err(), "prefix {len} accepted");
+        }
+    }
+
     #[test]
     fn handshake_bodies_round_trip_with_pinned_sizes() {
         let h = Hello { worker_pid: 42, caps: CAP_FUTURE_WRITE, page_size: 4096, max_block_bytes: 1 << 30, ..Default::default() };
@@ -798,8 +869,8 @@ mod tests {
         let d = ArrayDesc { kind: kind::ROW_PTR, dtype: DTYPE_I32, fd_idx: 0, cols: 1, offset: 4096, count: 11, xxh3: 0 };
         let all = vec![
             OpParams::LoadGraph { n: 10, m: 20, kg: 2, base_epoch: 0 },
-            OpParams::SsspCompute { source: 3, objective: 1, delta: 0, view_mask: 3, assign_id: 0 },
-            OpParams::MospCompute { source: 0, k: 2, prefs: vec![1, 2], delta: 5, view_mask: 0, assign_id: 9 },
+            OpParams::SsspCompute { source: 3, objective: 1, delta: 0, view_mask: 3, assign_id: 0, fallback: 1 },
+            OpParams::MospCompute { source: 0, k: 2, prefs: vec![1, 2], delta: 5, view_mask: 0, assign_id: 9, fallback: 2 },
             OpParams::Update { result_ids: vec![1, 2, 3] },
             OpParams::View { view_mask: 4, objective: 1 },
             OpParams::DropResult,
@@ -808,28 +879,45 @@ mod tests {
             OpParams::Stats,
             OpParams::Checkpoint,
             OpParams::Echo,
-            OpParams::AdoptSssp { source: 2, objective: 1, canonicalize: true, delta: 7, view_mask: 3, assign_id: 4 },
-            OpParams::AdoptMosp { source: 1, k: 2, prefs: vec![4, 1], canonicalize: false, deltas: vec![0, 9], view_mask: 0, assign_id: 5 },
+            OpParams::AdoptSssp { source: 2, objective: 1, canonicalize: true, delta: 7, view_mask: 3, assign_id: 4, fallback: 0 },
+            OpParams::AdoptMosp { source: 1, k: 2, prefs: vec![4, 1], canonicalize: false, deltas: vec![0, 9], view_mask: 0, assign_id: 5, fallback: 1 },
         ];
         for params in all {
             let c = Call { reply_mode: 1, call_flags: 1, deadline_ms: 5, expected_epoch: EPOCH_ANY, result_id: 2, params, inputs: vec![d] };
-            round(&c, Call::put, Call::get);
+            if c.params.fallback().is_some() {
+                round_with_policy(&c);
+            } else {
+                round(&c, Call::put, Call::get);
+            }
         }
         let mosp = Call { reply_mode: 0, call_flags: 0, deadline_ms: 0, expected_epoch: 0, result_id: 0,
-            params: OpParams::MospCompute { source: 0, k: 0, prefs: vec![], delta: 0, view_mask: 0, assign_id: 0 }, inputs: vec![] };
+            params: OpParams::MospCompute { source: 0, k: 0, prefs: vec![], delta: 0, view_mask: 0, assign_id: 0, fallback: 1 }, inputs: vec![] };
         let mut e = Enc::default();
         mosp.put(&mut e);
-        assert_eq!(e.0.len(), 25 + 4 + 2 + 2 + 128 + 8 + 4 + 8 + 1);
+        // The spec's fields, no descriptors, then extension 2's policy byte.
+        assert_eq!(e.0.len(), 25 + 4 + 2 + 2 + 128 + 8 + 4 + 8 + 1 + 1);
+        // A host without extension 2 sends no policy byte: the op's default. A code that is not a
+        // policy is a protocol error.
+        let mut old = e.0.clone();
+        old.pop();
+        let back = Call::get(&mut Dec::new(&old)).unwrap();
+        assert_eq!(back.params.fallback(), Some(FALLBACK_COMPUTE));
+        let mut bad = e.0.clone();
+        *bad.last_mut().unwrap() = 4;
+        assert!(Call::get(&mut Dec::new(&bad)).is_err());
         // The extension's layouts (docs/worker.md) are pinned too.
         let mut c = mosp.clone();
-        c.params = OpParams::AdoptSssp { source: 0, objective: 0, canonicalize: false, delta: 0, view_mask: 0, assign_id: 0 };
+        c.params = OpParams::AdoptSssp { source: 0, objective: 0, canonicalize: false, delta: 0, view_mask: 0, assign_id: 0, fallback: 0 };
         let mut e = Enc::default();
         c.put(&mut e);
-        assert_eq!(e.0.len(), 25 + 4 + 2 + 1 + 8 + 4 + 8 + 1);
-        c.params = OpParams::AdoptMosp { source: 0, k: 1, prefs: vec![], canonicalize: false, deltas: vec![0], view_mask: 0, assign_id: 0 };
+        assert_eq!(e.0.len(), 25 + 4 + 2 + 1 + 8 + 4 + 8 + 1 + 1);
+        let mut old = e.0.clone();
+        old.pop();
+        assert_eq!(Call::get(&mut Dec::new(&old)).unwrap().params.fallback(), Some(FALLBACK_ADOPT));
+        c.params = OpParams::AdoptMosp { source: 0, k: 1, prefs: vec![], canonicalize: false, deltas: vec![0], view_mask: 0, assign_id: 0, fallback: 3 };
         let mut e = Enc::default();
         c.put(&mut e);
-        assert_eq!(e.0.len(), 25 + 4 + 2 + 2 + 128 + 1 + 256 + 4 + 8 + 1);
+        assert_eq!(e.0.len(), 25 + 4 + 2 + 2 + 128 + 1 + 256 + 4 + 8 + 1 + 1);
         // A flag byte other than 0/1 and a tree count outside 1..32 are protocol errors.
         let mut bad = e.0.clone();
         bad[25 + 4 + 2 + 2 + 128] = 2;

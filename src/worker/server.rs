@@ -14,7 +14,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{BatchView, Csr, Graph, WeightLayout};
 use crate::mosp::{MospOptions, MospResult};
 use crate::resources::{Backend, Resources, ResourcesOptions};
-use crate::sssp::{SsspOptions, SsspResult, DROP_IN_FALLBACK};
+use crate::sssp::{SsspOptions, SsspResult};
 use crate::update::{update, ResultMut};
 use parking_lot::{Condvar, Mutex};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -233,7 +233,7 @@ fn serve() -> Result<()> {
         worker_pid: std::process::id(),
         worker_starttime: sys::process_starttime(std::process::id() as i32).unwrap_or(0),
         page_size: sys::page_size() as u32,
-        caps: if fault::no_adopt() { 0 } else { CAP_ADOPT } | if future_write { CAP_FUTURE_WRITE } else { 0 },
+        caps: if fault::no_adopt() { 0 } else { CAP_ADOPT | CAP_POLICY } | if future_write { CAP_FUTURE_WRITE } else { 0 },
         gpu_count: 0,
         gpu_uuid: [0; 16],
         max_block_bytes: 1 << 40,
@@ -533,6 +533,12 @@ fn nonzero(delta: i64) -> Option<i64> {
     (delta != 0).then_some(delta)
 }
 
+/// The adaptive-update policy a CALL carries (its decoder checked the code already).
+fn policy(code: u8) -> CallResult<crate::Fallback> {
+    crate::Fallback::from_code(code as u32)
+        .ok_or_else(|| Fail::cond(cond::INVALID_ARG, format!("dyng worker: fallback = {code} is not a policy")))
+}
+
 fn source_index(source: i32) -> CallResult<usize> {
     usize::try_from(source).map_err(|_| Fail::cond(cond::INVALID_ARG, format!("dyng: source {source} is negative")))
 }
@@ -573,21 +579,21 @@ fn execute(sh: &Shared, st: &mut State, call_id: u64, call: &Call, fds: &[OwnedF
             st.epoch = if call.call_flags & FLAG_REPLAY != 0 { *base_epoch } else { st.epoch + 1 };
             Ok(Outcome::default())
         }
-        OpParams::SsspCompute { source, objective, delta, view_mask, assign_id } => {
+        OpParams::SsspCompute { source, objective, delta, view_mask, assign_id, fallback } => {
             let g = graph(st)?;
-            let opt = SsspOptions { delta: nonzero(*delta), ..Default::default() };
+            let opt = SsspOptions { delta: nonzero(*delta), fallback: policy(*fallback)? };
             let src = source_index(*source)?;
             fault::hit("W3");
             let r = SsspResult::compute(&st.res, g, src, *objective as usize, &opt)?;
             keep(sh, st, call_id, call, *assign_id, *view_mask, Resident::Sssp(r))
         }
-        OpParams::MospCompute { source, k, prefs, delta, view_mask, assign_id } => {
+        OpParams::MospCompute { source, k, prefs, delta, view_mask, assign_id, fallback } => {
             let g = graph(st)?;
             let opt = MospOptions {
                 k: (*k != 0).then_some(*k as usize),
                 preferences: prefs.clone(),
                 delta: nonzero(*delta),
-                ..Default::default()
+                fallback: policy(*fallback)?,
             };
             let src = source_index(*source)?;
             fault::hit("W3");
@@ -597,17 +603,17 @@ fn execute(sh: &Shared, st: &mut State, call_id: u64, call: &Call, fds: &[OwnedF
         // The extension's ops run exactly what the in-process calls run (`dyng_sssp_from_arrays`:
         // `SsspResult::from_arrays`; `dyng mosp`: `from_arrays` per tree, then `from_trees`), so
         // validation errors come back with the in-process status and text.
-        OpParams::AdoptSssp { source, objective, canonicalize, delta, view_mask, assign_id } => {
+        OpParams::AdoptSssp { source, objective, canonicalize, delta, view_mask, assign_id, fallback } => {
             let g = graph(st)?;
             let ib = inputs.ok_or_else(|| Fail::cond(cond::INVALID_ARG, "ADOPT_SSSP without inputs"))?;
             let (dist, parent) = (ib.i64s(kind::DIST)?, ib.i32s(kind::PARENT)?);
-            let opt = SsspOptions { delta: nonzero(*delta), fallback: DROP_IN_FALLBACK };
+            let opt = SsspOptions { delta: nonzero(*delta), fallback: policy(*fallback)? };
             let src = source_index(*source)?;
             fault::hit("W3");
             let r = SsspResult::from_arrays(g, src, *objective as usize, dist.to_vec(), parent.to_vec(), *canonicalize, &opt)?;
             keep(sh, st, call_id, call, *assign_id, *view_mask, Resident::Sssp(r))
         }
-        OpParams::AdoptMosp { source, k, prefs, canonicalize, deltas, view_mask, assign_id } => {
+        OpParams::AdoptMosp { source, k, prefs, canonicalize, deltas, view_mask, assign_id, fallback } => {
             let g = graph(st)?;
             let ib = inputs.ok_or_else(|| Fail::cond(cond::INVALID_ARG, "ADOPT_MOSP without inputs"))?;
             let (dist, parent) = (ib.i64s(kind::DIST)?, ib.i32s(kind::PARENT)?);
@@ -621,9 +627,10 @@ fn execute(sh: &Shared, st: &mut State, call_id: u64, call: &Call, fds: &[OwnedF
             }
             let src = source_index(*source)?;
             fault::hit("W3");
+            let fallback = policy(*fallback)?;
             let trees = (0..k)
                 .map(|j| {
-                    let opt = SsspOptions { delta: nonzero(deltas[j]), fallback: DROP_IN_FALLBACK };
+                    let opt = SsspOptions { delta: nonzero(deltas[j]), fallback };
                     let (d, p) = (&dist[j * n..(j + 1) * n], &parent[j * n..(j + 1) * n]);
                     SsspResult::from_arrays(g, src, j, d.to_vec(), p.to_vec(), *canonicalize, &opt)
                 })

@@ -37,7 +37,7 @@ pub fn run(inp: &MospInputs, job: &Job<'_>) -> dyng::Result<()> {
     let client = Client::spawn(WorkerOptions { backend, ..WorkerOptions::default() })?;
     client.load_graph(inp.graph.csr())?;
     let trees: Vec<(&[i64], &[i32])> = inp.init.iter().map(|(d, p)| (&d[..], &p[..])).collect();
-    let r = client.adopt_mosp(inp.source, &trees, job.canonicalize, &vec![job.delta; inp.k], job.preferences)?;
+    let r = client.adopt_mosp(inp.source, &trees, job.canonicalize, &vec![job.delta; inp.k], dyng::Fallback::AdaptiveCounted, job.preferences)?;
     let t_update = Instant::now();
     client.update(&inp.batch.view(), &[r.id])?;
     let update_ms = ms_since(t_update);
