@@ -354,6 +354,17 @@ fn digest_groups_through_the_worker() {
     assert_eq!(compare_groups(&[shared.join("usroads-k3"), shared.join("bremen-k2")]), 6 + 2);
 }
 
+/// Resources on the sequential engine in process and in a worker (whose counters then equal the
+/// in-process ones).
+fn sequential_local_and_worker() -> (*mut dyng_resources_t, *mut dyng_resources_t) {
+    let mut lopt = dyng_resources_options_default();
+    lopt.backend = DYNG_BACKEND_SEQUENTIAL;
+    let mut local = ptr::null_mut();
+    // SAFETY: valid options, a writable out.
+    ok(unsafe { dyng_resources_create(&lopt, &mut local) }, "local").unwrap();
+    (local, worker_resources_on(DYNG_BACKEND_SEQUENTIAL))
+}
+
 /// Counters through the worker equal the in-process ones (sequential engine on both sides) for
 /// computed trees, a MOSP result combined from them (which reports the trees' counters summed
 /// until its first update), and `dyng_update` with a stats array; they are read only on demand.
@@ -363,11 +374,7 @@ fn counters_of_computed_trees_and_updates_equal_in_process() {
     let b = thesis_batch();
     // SAFETY (whole test): every handle is live until freed at the end; outs are writable.
     unsafe {
-        let mut lopt = dyng_resources_options_default();
-        lopt.backend = DYNG_BACKEND_SEQUENTIAL;
-        let mut local = ptr::null_mut();
-        ok(dyng_resources_create(&lopt, &mut local), "local").unwrap();
-        let remote = worker_resources_on(DYNG_BACKEND_SEQUENTIAL);
+        let (local, remote) = sequential_local_and_worker();
         let mut seen = Vec::new();
         for res in [local, remote] {
             let g = thesis_graph(res, &w).unwrap();
@@ -419,11 +426,7 @@ fn the_fallback_policy_reaches_the_worker_through_the_c_abi() {
     let b = thesis_batch();
     // SAFETY (whole test): every handle is live until freed at the end; outs are writable.
     unsafe {
-        let mut lopt = dyng_resources_options_default();
-        lopt.backend = DYNG_BACKEND_SEQUENTIAL;
-        let mut local = ptr::null_mut();
-        ok(dyng_resources_create(&lopt, &mut local), "local").unwrap();
-        let remote = worker_resources_on(DYNG_BACKEND_SEQUENTIAL);
+        let (local, remote) = sequential_local_and_worker();
         for (res, in_worker) in [(local, false), (remote, true)] {
             let g = thesis_graph(res, &w).unwrap();
             let compute = |j: u32, fallback: u32| {
