@@ -30,6 +30,7 @@ fn assert_mosp_equal(c: &Client, id: u64, m: &MospResult, what: &str) {
 
 #[test]
 fn golden_cases_through_the_worker_equal_in_process() {
+    let _serial = serial();
     let c = Client::spawn(opts()).unwrap();
     let res = Resources::sequential();
     let mut checked = 0;
@@ -65,6 +66,7 @@ fn golden_cases_through_the_worker_equal_in_process() {
 /// host has verified before handing out the view); with them off the field is 0 (not computed).
 #[test]
 fn reply_arrays_carry_their_checksums_when_negotiated() {
+    let _serial = serial();
     let g = grid(15, 15, 2, 9);
     for checksums in [true, false] {
         let c = Client::spawn(WorkerOptions { checksums, ..opts() }).unwrap();
@@ -82,6 +84,7 @@ fn reply_arrays_carry_their_checksums_when_negotiated() {
 
 #[test]
 fn errors_travel_with_the_in_process_status_and_message() {
+    let _serial = serial();
     let c = Client::spawn(opts()).unwrap();
     let g = grid(10, 10, 2, 1);
     c.load_graph(&g).unwrap();
@@ -168,6 +171,7 @@ fn ttl_retires_a_leaked_view_which_stays_readable_and_unchanged() {
 
 #[test]
 fn checkpoint_and_echo_round_trip() {
+    let _serial = serial();
     let c = Client::spawn(opts()).unwrap();
     let g = grid(12, 9, 3, 4);
     c.load_graph(&g).unwrap();
@@ -235,6 +239,7 @@ fn killed_worker_is_replaced_and_replayed_and_nothing_leaks() {
 
 #[test]
 fn stopped_worker_is_reported_hung_within_the_timeout() {
+    let _serial = serial();
     let o = WorkerOptions { hang_timeout: Duration::from_millis(500), heartbeat_ms: 100, journal: false, ..opts() };
     let c = Client::spawn(o).unwrap();
     c.load_graph(&grid(10, 10, 1, 6)).unwrap();
@@ -255,6 +260,7 @@ fn stopped_worker_is_reported_hung_within_the_timeout() {
 
 #[test]
 fn call_deadline_gives_timeout() {
+    let _serial = serial();
     // A 1M-vertex compute takes far longer than 1 ms; the call is cancelled or the worker killed.
     let o = WorkerOptions { call_timeout: Some(Duration::from_millis(1)), cancel_grace: Duration::from_millis(200), ..opts() };
     let c = Client::spawn(o).unwrap();
@@ -283,6 +289,7 @@ fn host_child_for_parent_death() {
 
 #[test]
 fn parent_death_kills_the_worker_within_a_second() {
+    let _serial = serial();
     let file = std::env::temp_dir().join(format!("dyng-host-child-{}", std::process::id()));
     let _ = std::fs::remove_file(&file);
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
@@ -547,6 +554,7 @@ fn adopted_trees_survive_a_killed_worker() {
 /// Adoption errors come back with the in-process status and text.
 #[test]
 fn adoption_errors_equal_in_process() {
+    let _serial = serial();
     let inp = perturbed_case();
     let (src, k) = (inp.source, inp.k);
     let g = Graph::new(inp.graph.csr().clone());
@@ -575,6 +583,7 @@ fn adoption_errors_equal_in_process() {
 /// compute, adoption and update.
 #[test]
 fn result_stats_equal_in_process_on_the_sequential_engine() {
+    let _serial = serial();
     let inp = perturbed_case();
     let (src, k) = (inp.source, inp.k);
     let res = Resources::sequential();
@@ -618,6 +627,8 @@ fn result_stats_equal_in_process_on_the_sequential_engine() {
 /// A 70 x 70 grid (4,900 vertices) is large enough for the adaptive policies to choose.
 #[test]
 fn the_fallback_policy_reaches_the_worker_and_survives_checkpoints() {
+    // It spawns and kills workers: the tests that count this process's fds must not run beside it.
+    let _serial = serial();
     use dyng::Fallback;
     let g0 = grid(70, 70, 2, 11);
     let res = Resources::sequential();
@@ -664,6 +675,10 @@ fn the_fallback_policy_reaches_the_worker_and_survives_checkpoints() {
     }
     assert!(c.counters().checkpoints.load(std::sync::atomic::Ordering::SeqCst) > 0, "checkpoints were taken");
     assert_eq!(fell_back, [true, false, true, true], "Adaptive, Never, Always, AdaptiveCounted");
+    // Gone before the next serialized test counts fds.
+    let wpid = c.worker_pid().unwrap();
+    drop(c);
+    assert!(wait_gone(wpid, Duration::from_secs(2)).is_some(), "the worker left");
 }
 
 fn assert_same(w: &dyng::worker::messages::ObjectiveStats, s: &dyng::UpdateStats, what: &str) {

@@ -143,7 +143,10 @@ pub fn self_fd_count() -> usize {
     fd_targets(std::process::id()).len()
 }
 
-/// Serializes the tests of one binary that read process-wide counters (fds, mappings).
+/// Serializes the tests of one binary that read process-wide counters (fds, mappings), and the
+/// tests that open fds beside them (a spawned client's socket and pidfd, a child's pipes): in
+/// `worker_basic.rs` every test that spawns takes it, as an exact host fd count fails whenever
+/// another test's client comes or goes meanwhile.
 pub fn serial() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|p| p.into_inner())
