@@ -1548,11 +1548,12 @@ fn extension_supported(core: &Core, params: &OpParams) -> Result<()> {
         )));
     }
     // A worker without the POLICY capability runs its op's default policy whatever the CALL says.
-    let default = if adopts { FALLBACK_ADOPT } else { FALLBACK_COMPUTE };
-    if let Some(f) = params.fallback().filter(|&f| f != default && caps & CAP_POLICY == 0) {
-        return Err(Error::NotSupported(format!(
-            "dyng worker: fallback policy {f} (DYNG_FALLBACK_*) needs the POLICY capability, which this worker does not announce (an older dyng-worker?); it would run policy {default}"
-        )));
+    if let (Some(f), Some(default)) = (params.fallback(), params.default_fallback()) {
+        if f != default && caps & CAP_POLICY == 0 {
+            return Err(Error::NotSupported(format!(
+                "dyng worker: fallback policy {f} (DYNG_FALLBACK_*) needs the POLICY capability, which this worker does not announce (an older dyng-worker?); it would run policy {default}"
+            )));
+        }
     }
     Ok(())
 }

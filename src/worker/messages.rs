@@ -326,6 +326,16 @@ impl OpParams {
         }
     }
 
+    /// The policy a worker without extension 2 runs for the op (the one a CALL without the
+    /// policy byte decodes to), for the ops that make a result.
+    pub fn default_fallback(&self) -> Option<u8> {
+        match self {
+            OpParams::SsspCompute { .. } | OpParams::MospCompute { .. } => Some(FALLBACK_COMPUTE),
+            OpParams::AdoptSssp { .. } | OpParams::AdoptMosp { .. } => Some(FALLBACK_ADOPT),
+            _ => None,
+        }
+    }
+
     fn fallback_mut(&mut self) -> Option<&mut u8> {
         match self {
             OpParams::SsspCompute { fallback, .. }
@@ -838,8 +848,7 @@ mod tests {
         assert_eq!(&Call::get(&mut d).unwrap(), c);
         d.finish().unwrap();
         let mut old = c.clone();
-        let adopts = matches!(c.params, OpParams::AdoptSssp { .. } | OpParams::AdoptMosp { .. });
-        *old.params.fallback_mut().unwrap() = if adopts { FALLBACK_ADOPT } else { FALLBACK_COMPUTE };
+        *old.params.fallback_mut().unwrap() = c.params.default_fallback().unwrap();
         let cut = e.0.len() - 1;
         let mut d = Dec::new(&e.0[..cut]);
         assert_eq!(Call::get(&mut d).unwrap(), old);
