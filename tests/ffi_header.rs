@@ -26,7 +26,8 @@ fn header_matches_cbindgen_output() {
         version.ends_with(CBINDGEN_VERSION),
         "cbindgen {CBINDGEN_VERSION} is pinned, found `{version}`"
     );
-    let out = scratch("header").join("dyng.h");
+    let dir = scratch("header");
+    let out = dir.join("dyng.h");
     run(
         Command::new("cbindgen")
             .current_dir(&root)
@@ -37,6 +38,7 @@ fn header_matches_cbindgen_output() {
     );
     let fresh = std::fs::read_to_string(&out).unwrap();
     let committed = std::fs::read_to_string(root.join("include/dyng.h")).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
     assert!(
         fresh == committed,
         "include/dyng.h drifted from src/ffi/; regenerate it with: \
@@ -63,6 +65,8 @@ fn compile_header(cpp: bool) {
             .arg(&src),
         &format!("compiling include/dyng.h with {std}"),
     );
+    // Kept when the compile fails (`run` panics first), for a look at what was compiled.
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

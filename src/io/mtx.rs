@@ -307,10 +307,26 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 mod tests {
     use super::*;
 
-    fn write_tmp(name: &str, text: &str) -> std::path::PathBuf {
+    /// A file under the temp dir, removed when dropped.
+    struct TmpFile(std::path::PathBuf);
+
+    impl Drop for TmpFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    impl std::ops::Deref for TmpFile {
+        type Target = std::path::Path;
+        fn deref(&self) -> &std::path::Path {
+            &self.0
+        }
+    }
+
+    fn write_tmp(name: &str, text: &str) -> TmpFile {
         let p = std::env::temp_dir().join(format!("dyng-mtx-{}-{name}", std::process::id()));
         std::fs::write(&p, text).expect("temp file");
-        p
+        TmpFile(p)
     }
 
     #[test]
