@@ -7,7 +7,10 @@ use super::combine::reserve_total;
 use super::combined_graph::CombinedGraph;
 use crate::error::{Error, Result};
 use crate::graph::{BatchView, Csr};
+use crate::sssp::engine::atomic_i64;
+use crate::sssp::exec::Exec;
 use crate::sssp::prefetch::{prefetch, AHEAD};
+use std::sync::atomic::{AtomicI64, Ordering::{Acquire, Relaxed, Release}};
 use crate::DISTANCE_INF;
 
 /// Costs `n x KG`, vertex-major; unreached vertices have `DISTANCE_INF` in every column.
@@ -17,22 +20,51 @@ use crate::DISTANCE_INF;
 /// their geometry (road networks, grids) find most parents already known and next to the vertex
 /// in memory; a breadth-first walk from the source, which visited the ids in wavefronts, waited
 /// on a cache miss per array at every vertex (57 ms on the 1000^2 grid, K = 3).
-pub(crate) fn path_costs(g: &Csr, tree: &[i32], source: usize, costs: &mut Vec<i64>) -> Result<()> {
+///
+/// A parallel executor takes chunks of ids on every thread. A walk that meets a vertex another
+/// thread is writing, or has not reached yet, walks on past it and writes it too: both write
+/// the same sums, and a vertex's first column, stored last (release), says its costs are all
+/// there.
+pub(crate) fn path_costs<E: Exec>(exec: &E, g: &Csr, tree: &[i32], source: usize, costs: &mut Vec<i64>) -> Result<()> {
+    path_costs_in_chunks(exec, CHUNK, g, tree, source, costs)
+}
+
+/// [`path_costs`] with `chunk` ids a time on each thread.
+fn path_costs_in_chunks<E: Exec>(exec: &E, chunk: usize, g: &Csr, tree: &[i32], source: usize, costs: &mut Vec<i64>) -> Result<()> {
     let (n, kg) = (g.n(), g.k());
     costs.clear();
     costs.resize(n * kg, DISTANCE_INF);
     costs[source * kg..source * kg + kg].fill(0);
-    let known = |costs: &[i64], x: usize| x == source || costs[x * kg] != DISTANCE_INF;
-    let mut path = Vec::new();
+    let cells = atomic_i64(costs);
+    let failed = parking_lot::Mutex::new(None);
+    exec.for_chunks(n, chunk, |r| {
+        if let Err(e) = costs_of(g, tree, source, cells, r) {
+            failed.lock().get_or_insert(e);
+        }
+    });
+    failed.into_inner().map_or(Ok(()), Err)
+}
+
+/// Vertices whose ids a thread takes at a time in [`path_costs`].
+const CHUNK: usize = 4096;
+
+/// The walks of [`path_costs`] from the vertices `r`.
+fn costs_of(g: &Csr, tree: &[i32], source: usize, cells: &[AtomicI64], r: std::ops::Range<usize>) -> Result<()> {
+    let (n, kg) = (g.n(), g.k());
+    let known = |x: usize| x == source || cells[x * kg].load(Acquire) != DISTANCE_INF;
+    // The walked path: on the stack, where a walk on a graph whose ids follow its geometry takes
+    // a step or two; longer walks go on in `spill`, allocated only for them.
+    let mut near = [0i32; 64];
+    let mut spill = Vec::new();
     let (row_ptr, col) = (g.row_ptr(), g.col_ind());
-    for v in 0..n {
+    for v in r {
         // Where ids do not follow the geometry (the random geometric graph) every parent's
         // costs and row are cache misses: asked for ahead, the row's start once its bounds have
         // had time to arrive.
         if let Some(&p) = tree.get(v + 2 * AHEAD) {
             if p >= 0 {
                 prefetch(&row_ptr[p as usize]);
-                prefetch(&costs[p as usize * kg]);
+                prefetch(&cells[p as usize * kg]);
             }
         }
         if let Some(&p) = tree.get(v + AHEAD) {
@@ -46,22 +78,27 @@ pub(crate) fn path_costs(g: &Csr, tree: &[i32], source: usize, costs: &mut Vec<i
                 }
             }
         }
-        let mut x = v;
-        while !known(costs, x) && tree[x] >= 0 {
-            if path.len() == n {
+        let (mut x, mut len) = (v, 0);
+        while !known(x) && tree[x] >= 0 {
+            if len == n {
                 return Err(Error::Internal("dyng: the MOSP tree has a parent cycle".into()));
             }
-            path.push(x);
+            match near.get_mut(len) {
+                Some(slot) => *slot = x as i32,
+                None => spill.push(x as i32),
+            }
+            len += 1;
             x = tree[x] as usize;
         }
-        if !known(costs, x) {
-            // Below a vertex the tree does not reach: unreached too.
-            path.clear();
-            continue;
+        if known(x) {
+            // Down the path, the top first.
+            for &y in spill.iter().rev().chain(near[..len.min(near.len())].iter().rev()) {
+                let y = y as usize;
+                cost_from_parent(g, cells, tree[y] as usize, y)?;
+            }
         }
-        while let Some(y) = path.pop() {
-            cost_from_parent(g, costs, tree[y] as usize, y)?;
-        }
+        // Else below a vertex the tree does not reach: unreached too.
+        spill.clear();
     }
     Ok(())
 }
@@ -94,16 +131,19 @@ impl CostsScratch {
 }
 
 /// Costs of `v` from its parent `p`'s (which are final): the first p -> v edge's weights added.
+/// `v`'s first column is written last, with release ordering: a thread that reads it finite (with
+/// acquire) reads every column (see [`path_costs`]).
 #[inline(always)]
-fn cost_from_parent(g: &Csr, costs: &mut [i64], p: usize, v: usize) -> Result<()> {
+fn cost_from_parent(g: &Csr, costs: &[AtomicI64], p: usize, v: usize) -> Result<()> {
     let kg = g.k();
     let e = g.first_edge(p, v as i32).ok_or_else(|| {
         Error::invalid(format!(
             "dyng: an edge of the MOSP tree is missing from the updated graph ({p} -> {v}; do the initial trees belong to this graph?)"
         ))
     })?;
-    for j in 0..kg {
-        costs[v * kg + j] = costs[p * kg + j] + g.column(j)[e] as i64;
+    for j in (0..kg).rev() {
+        let c = costs[p * kg + j].load(Relaxed) + g.column(j)[e] as i64;
+        costs[v * kg + j].store(c, if j == 0 { Release } else { Relaxed });
     }
     Ok(())
 }
@@ -150,6 +190,7 @@ pub(crate) fn update_path_costs(
     s.roots.sort_unstable();
     s.visited.fill(0);
     let roots = std::mem::take(&mut s.roots);
+    let costs = atomic_i64(costs);
     let result = (|| {
         for &(_, r) in &roots {
             let r = r as usize;
@@ -159,7 +200,9 @@ pub(crate) fn update_path_costs(
             let p = tree[r];
             if p < 0 {
                 // Unreached: so is every vertex below it, and none has it as parent.
-                costs[r * kg..r * kg + kg].fill(DISTANCE_INF);
+                for c in &costs[r * kg..r * kg + kg] {
+                    c.store(DISTANCE_INF, Relaxed);
+                }
                 continue;
             }
             cost_from_parent(g, costs, p as usize, r)?;
@@ -237,13 +280,44 @@ mod tests {
             &edges.iter().flat_map(|e| e.2).collect::<Vec<_>>(),
         )
         .unwrap();
-        let mut costs = Vec::new();
-        path_costs(&csr, &tree, source, &mut costs).unwrap();
         let expected = breadth_first(&csr, &tree, source);
+        let costs = every_way(&csr, &tree, source);
         assert_eq!(costs, expected);
         assert_eq!(costs[unreached * 2], DISTANCE_INF);
         assert!(costs.iter().filter(|&&c| c == DISTANCE_INF).count() >= 2, "the unreached subtree too");
         // First copies weigh at most 20 and the tree is shallow; a second copy weighs 1000.
         assert!(costs.iter().all(|&c| c == DISTANCE_INF || c < 1000), "first copies only");
+    }
+
+    /// The costs of `tree` by the sequential executor, checked equal to those of a parallel one
+    /// taking chunks of 1, 7 and 64 ids (walks that pass into other threads' chunks).
+    fn every_way(g: &Csr, tree: &[i32], source: usize) -> Vec<i64> {
+        let mut costs = Vec::new();
+        path_costs(&crate::sssp::exec::Sequential, g, tree, source, &mut costs).unwrap();
+        let res = crate::Resources::parallel(2).unwrap();
+        for chunk in [1, 7, 64] {
+            let mut again = vec![5; 3];
+            crate::sssp::with_exec!(&res, |e| path_costs_in_chunks(e, chunk, g, tree, source, &mut again)).unwrap();
+            assert_eq!(again, costs, "chunks of {chunk}");
+        }
+        costs
+    }
+
+    #[test]
+    fn a_walk_longer_than_its_stack_goes_on_in_the_spill() {
+        // A path n-1 -> n-2 -> ... -> 0 from source n-1: vertex 0 walks 999 steps.
+        let n = 1000;
+        let (src, dst): (Vec<i32>, Vec<i32>) = (1..n as i32).map(|v| (v, v - 1)).unzip();
+        let w: Vec<i32> = (1..n as i32).flat_map(|v| [v % 5 + 1, 2]).collect();
+        let csr = Csr::from_edges(n, 2, &src, &dst, &w).unwrap();
+        let tree: Vec<i32> = (0..n as i32).map(|v| if v == n as i32 - 1 { -1 } else { v + 1 }).collect();
+        assert_eq!(every_way(&csr, &tree, n - 1), breadth_first(&csr, &tree, n - 1));
+    }
+
+    #[test]
+    fn a_parent_cycle_is_an_error() {
+        let csr = Csr::from_edges(3, 1, &[0, 1, 2], &[1, 2, 1], &[1, 1, 1]).unwrap();
+        let err = path_costs(&crate::sssp::exec::Sequential, &csr, &[-1, 2, 1], 0, &mut Vec::new()).unwrap_err();
+        assert!(err.to_string().contains("cycle"), "{err}");
     }
 }

@@ -12,7 +12,7 @@ pub mod preferences;
 use crate::error::{Error, Result};
 use crate::graph::{BatchView, Graph};
 use crate::resources::Resources;
-use crate::sssp::{check_source, lease_workspace, tree_path, SsspOptions, SsspResult, UpdateStats, Workspace};
+use crate::sssp::{check_source, lease_workspace, tree_path, with_exec, SsspOptions, SsspResult, UpdateStats, Workspace};
 use std::sync::Arc;
 
 pub use combine::CombineStats;
@@ -223,7 +223,7 @@ impl MospResult {
                     &mut cw.costs,
                 )
             }
-            _ => costs::path_costs(graph.csr(), parent, self.source, costs),
+            _ => with_exec!(res, |e| costs::path_costs(e, graph.csr(), parent, self.source, costs)),
         };
         if crate::resources::PooledWorkspace::bytes(&*cw) > held {
             res.workspaces().note_growth();

@@ -99,7 +99,7 @@ pub(super) const GRAIN_LIST: usize = 64;
 const _: () = assert!(std::mem::align_of::<AtomicI64>() == std::mem::align_of::<i64>());
 const _: () = assert!(std::mem::align_of::<AtomicI32>() == std::mem::align_of::<i32>());
 
-fn atomic_i64(s: &mut [i64]) -> &[AtomicI64] {
+pub(crate) fn atomic_i64(s: &mut [i64]) -> &[AtomicI64] {
     // SAFETY: AtomicI64 has the size and (asserted above) alignment of i64, and the exclusive borrow
     // guarantees no other access to the slice while the atomic view lives.
     unsafe { &*(s as *mut [i64] as *const [AtomicI64]) }
