@@ -1,6 +1,7 @@
 //! Running the cases: medians of several runs, every ratio's two sides measured in the same run.
 
 use super::cases::{BatchKind, Plan};
+use super::interval::{self, Interval, Sampling};
 use super::stream::{self, StreamResult};
 use crate::progress::bar;
 use dyng::graph::dijkstra::dijkstra;
@@ -64,6 +65,19 @@ impl CaseResult {
     /// its update from a fast run and its recompute from a slow one.
     pub fn paired_ratio(&self) -> f64 {
         median(self.update_runs_ms.iter().zip(&self.recompute_runs_ms).map(|(u, r)| u / r).collect())
+    }
+
+    /// The 90 % bootstrap interval of [`CaseResult::ratio`] over this case's runs, each run's
+    /// update and recompute resampled together (`bench::interval`).
+    pub fn ratio_interval(&self) -> Option<Interval> {
+        interval::ratio_of_medians(&self.update_runs_ms, &self.recompute_runs_ms, Sampling::Paired)
+    }
+
+    /// This case's 1-thread twin's update median over its own (the thread speedup), with its
+    /// 90 % bootstrap interval (the two cases' runs resampled independently).
+    pub fn speedup_over(&self, one: &CaseResult) -> (f64, Option<Interval>) {
+        let interval = interval::ratio_of_medians(&one.update_runs_ms, &self.update_runs_ms, Sampling::Independent);
+        (one.update_ms / self.update_ms, interval)
     }
 }
 

@@ -8,6 +8,7 @@
 //! Writes `<out>/<suite>.json`, `<suite>.md` and `<suite>.svg`.
 
 mod cases;
+mod interval;
 mod machine;
 mod measure;
 mod report;

@@ -1,5 +1,6 @@
 //! The bench outputs: JSON (machine-readable), a Markdown table with the ratios, an SVG chart.
 
+use super::interval::Interval;
 use super::machine::Host;
 use super::measure::CaseResult;
 use super::stream::StreamResult;
@@ -52,6 +53,16 @@ fn num(x: f64) -> String {
     }
 }
 
+/// `[lo, hi]`, or `null` where no interval could be taken.
+fn interval_json(i: Option<Interval>) -> String {
+    i.map_or("null".into(), |(lo, hi)| format!("[{}, {}]", num(lo), num(hi)))
+}
+
+/// `lo-hi` for the Markdown table (empty where no interval could be taken).
+fn interval_md(i: Option<Interval>) -> String {
+    i.map_or(String::new(), |(lo, hi)| format!("{lo:.3}-{hi:.3}"))
+}
+
 fn nums(v: &[f64]) -> String {
     format!("[{}]", v.iter().map(|&x| num(x)).collect::<Vec<_>>().join(", "))
 }
@@ -63,11 +74,11 @@ pub fn json(suite: &str, cases: &[CaseResult], streams: &[StreamResult], host: &
             s,
             "  {{\"graph\": {}, \"n\": {}, \"m\": {}, \"k\": {}, \"source\": {}, \"batch\": {}, \"size\": {}, \"inserts\": {}, \"deletes\": {}, \"threads\": {}, \
 \"update_ms\": {}, \"apply_ms\": {}, \"recompute_ms\": {}, \"dijkstra_ms\": {}, \"mosp_ms\": {}, \"mosp_compute_ms\": {}, \"mosp_recompute_ms\": {}, \
-\"update_over_recompute\": {}, \"update_over_recompute_paired\": {}, \"update_runs_ms\": {}, \"recompute_runs_ms\": {}, \"recompute_over_dijkstra\": {}, \"affected\": {}, \"invalidated\": {}, \"fallback_used\": {}, \
+\"update_over_recompute\": {}, \"update_over_recompute_ci90\": {}, \"update_over_recompute_paired\": {}, \"update_runs_ms\": {}, \"recompute_runs_ms\": {}, \"recompute_over_dijkstra\": {}, \"affected\": {}, \"invalidated\": {}, \"fallback_used\": {}, \
 \"workspace_bytes_per_vertex\": {}, \"combine_bytes_per_vertex\": {}, \"graph_buffers_bytes_per_vertex\": {}, \"result_bytes_per_vertex\": {}, \"peak_rss_bytes\": {}}}{}",
             json_str(&c.graph), c.n, c.m, c.k, c.source, json_str(c.batch), c.size, c.inserts, c.deletes, c.threads,
             num(c.update_ms), num(c.apply_ms), num(c.recompute_ms), num(c.dijkstra_ms), num(c.mosp_ms), num(c.mosp_compute_ms), num(c.mosp_recompute_ms),
-            num(c.ratio()), num(c.paired_ratio()), nums(&c.update_runs_ms), nums(&c.recompute_runs_ms), num(c.recompute_ms / c.dijkstra_ms), c.affected, c.invalidated, c.fallback_used,
+            num(c.ratio()), interval_json(c.ratio_interval()), num(c.paired_ratio()), nums(&c.update_runs_ms), nums(&c.recompute_runs_ms), num(c.recompute_ms / c.dijkstra_ms), c.affected, c.invalidated, c.fallback_used,
             num(c.workspace_bytes_per_vertex), num(c.combine_bytes_per_vertex), num(c.graph_buffers_bytes_per_vertex), num(c.result_bytes_per_vertex), c.peak_rss_bytes,
             if i + 1 < cases.len() { "," } else { "" }
         );
@@ -115,19 +126,20 @@ fn streams_markdown(s: &mut String, streams: &[StreamResult]) {
 pub fn markdown(suite: &str, cases: &[CaseResult], streams: &[StreamResult], host: &Host) -> String {
     let mut s = format!(
         "## dyng bench `{suite}`\n\nTimes are medians in ms; ratios are from the same run: `update/recompute` is the ratio of the two medians, \
+         `90% interval` its bootstrap interval over the runs (how far this run's noise leaves it uncertain), \
          `paired` the median of each run's own ratio (its update and recompute timed back to back). `invalidated` is, where the adaptive \
          update recomputed before walking the tree (`Fallback::Adaptive`), its sample's estimate or, where the shortcut rule \
          decided before the sample, the distinct roots: both lower bounds.\n\n"
     );
-    s.push_str("| graph | batch | size | thr | update/obj | recompute | dijkstra | update/recompute | paired | recompute/dijkstra | 1thr/this (update) | MOSP e2e | MOSP recompute | invalidated | affected | fallback |\n");
-    s.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    s.push_str("| graph | batch | size | thr | update/obj | recompute | dijkstra | update/recompute | 90% interval | paired | recompute/dijkstra | 1thr/this (update) | MOSP e2e | MOSP recompute | invalidated | affected | fallback |\n");
+    s.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for c in cases {
-        let speedup = c.one_thread(cases).map_or("".into(), |o| format!("{:.2}x", o.update_ms / c.update_ms));
+        let speedup = c.one_thread(cases).map_or("".into(), |o| format!("{:.2}x", c.speedup_over(o).0));
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.3} | {:.3} | {:.3} | {} | {:.2} | {:.2} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.3} | {} | {:.3} | {:.3} | {} | {:.2} | {:.2} | {} | {} | {} |",
             c.graph, c.batch, c.size, c.threads, c.update_ms, c.recompute_ms, c.dijkstra_ms,
-            c.ratio(), c.paired_ratio(), c.recompute_ms / c.dijkstra_ms, speedup, c.mosp_ms, c.mosp_recompute_ms,
+            c.ratio(), interval_md(c.ratio_interval()), c.paired_ratio(), c.recompute_ms / c.dijkstra_ms, speedup, c.mosp_ms, c.mosp_recompute_ms,
             c.invalidated, c.affected, c.fallback_used
         );
     }

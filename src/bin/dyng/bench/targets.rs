@@ -1,6 +1,7 @@
 //! Where the performance targets stand in one run: each target is checked on the cases of that
 //! run only (the machine is shared and noisy; a ratio from two runs would mean little).
 
+use super::interval::{against, Interval, Verdict, COVERAGE};
 use super::measure::CaseResult;
 use std::fmt::Write as _;
 
@@ -40,10 +41,61 @@ fn update_over_recompute(s: &mut String, cases: &[CaseResult], how: &str, ratio:
 /// `- NAME: met (DETAIL)`, `- NAME: missed (DETAIL)`, or `- NAME: unmeasured` when the run has
 /// none of the target's cases.
 fn line(s: &mut String, name: &str, result: Option<(bool, String)>) {
+    status_line(s, name, result.map(|(met, detail)| (if met { "met" } else { "missed" }, detail)));
+}
+
+fn status_line(s: &mut String, name: &str, result: Option<(&str, String)>) {
     let _ = match result {
-        Some((met, detail)) => writeln!(s, "- {name}: {} ({detail})", if met { "met" } else { "missed" }),
+        Some((status, detail)) => writeln!(s, "- {name}: {status} ({detail})"),
         None => writeln!(s, "- {name}: unmeasured"),
     };
+}
+
+/// A target `value <= bound` (or `>= bound`, with `at_least`) read with the run's noise: each
+/// case's bootstrap interval is either wholly on the right side (met), wholly on the wrong one
+/// (a miss this run resolves), or holds the bound (not resolved by this run). The status is
+/// `missed` if any case is resolved against the target, `met` if every case is resolved for it,
+/// and `unresolved` otherwise; cases without an interval count as unresolved.
+fn with_noise(s: &mut String, name: &str, cases: &[(String, Option<Interval>)], bound: f64, at_least: bool) {
+    if cases.is_empty() {
+        return; // the plain line of the same target says it is unmeasured
+    }
+    let verdict = |i: Option<Interval>| {
+        // `>= bound` is `-value <= -bound`.
+        let v = i.map(|(lo, hi)| if at_least { against((-hi, -lo), -bound) } else { against((lo, hi), bound) });
+        v.unwrap_or(Verdict::Straddles)
+    };
+    let listed = |which: Verdict| -> Vec<String> {
+        cases
+            .iter()
+            .filter(|(_, i)| verdict(*i) == which)
+            .map(|(label, i)| match i {
+                Some((lo, hi)) => format!("{label} {lo:.3}-{hi:.3}"),
+                None => format!("{label} (no interval)"),
+            })
+            .collect()
+    };
+    let (wrong, open) = (listed(Verdict::Above), listed(Verdict::Straddles));
+    let status = if !wrong.is_empty() {
+        "missed"
+    } else if open.is_empty() {
+        "met"
+    } else {
+        "unresolved"
+    };
+    let mut detail = format!(
+        "{} of {} cases resolved against it, {} not resolved by this run",
+        wrong.len(),
+        cases.len(),
+        open.len()
+    );
+    if !wrong.is_empty() {
+        let _ = write!(detail, "; against: {}", wrong.join(", "));
+    }
+    if !open.is_empty() {
+        let _ = write!(detail, "; not resolved: {}", open.join(", "));
+    }
+    status_line(s, &format!("{name}, read with this run's noise ({:.0} % bootstrap intervals)", COVERAGE * 100.0), Some((status, detail)));
 }
 
 /// One line per target, each with the cases that decide it. Targets whose cases the run lacks
@@ -56,6 +108,11 @@ pub fn markdown(cases: &[CaseResult]) -> String {
     // ratios, which a slow phase of the host moves less (see `CaseResult::paired_ratio`).
     update_over_recompute(&mut s, cases, "ratio of medians", CaseResult::ratio);
     update_over_recompute(&mut s, cases, "median of paired runs", CaseResult::paired_ratio);
+    // The ratio of medians again, with each case's interval: which cases this run resolves above
+    // the bound, and which it leaves open (a fallback is a static solve timed against a static
+    // solve, whose ratio the host's noise alone can put above 1.05).
+    let intervals: Vec<(String, Option<Interval>)> = cases.iter().map(|c| (label(c), c.ratio_interval())).collect();
+    with_noise(&mut s, &format!("update <= {UPDATE_OVER_RECOMPUTE}x recompute on every case"), &intervals, UPDATE_OVER_RECOMPUTE, false);
 
     let local: Vec<&CaseResult> = cases
         .iter()
@@ -82,22 +139,24 @@ pub fn markdown(cases: &[CaseResult]) -> String {
         }),
     );
 
-    let pairs: Vec<(&CaseResult, f64)> = cases
+    let pairs: Vec<(&CaseResult, f64, Option<Interval>)> = cases
         .iter()
         .filter(|c| c.size == 50_000 && c.threads == 2)
         .filter_map(|c| {
-            let one = c.one_thread(cases)?;
-            Some((c, one.update_ms / c.update_ms))
+            let (x, interval) = c.speedup_over(c.one_thread(cases)?);
+            Some((c, x, interval))
         })
         .collect();
     line(
         &mut s,
         "2 threads faster than 1 on the 50K batches",
         (!pairs.is_empty()).then(|| {
-            let detail = pairs.iter().map(|(c, x)| format!("{} {} {x:.2}x", c.graph, c.batch)).collect::<Vec<_>>().join(", ");
-            (pairs.iter().all(|&(_, x)| x > 1.0), detail)
+            let detail = pairs.iter().map(|(c, x, _)| format!("{} {} {x:.2}x", c.graph, c.batch)).collect::<Vec<_>>().join(", ");
+            (pairs.iter().all(|&(_, x, _)| x > 1.0), detail)
         }),
     );
+    let speedups: Vec<(String, Option<Interval>)> = pairs.iter().map(|(c, _, i)| (format!("{} {}", c.graph, c.batch), *i)).collect();
+    with_noise(&mut s, "2 threads faster than 1 on the 50K batches", &speedups, 1.0, true);
 
     line(
         &mut s,
@@ -107,4 +166,50 @@ pub fn markdown(cases: &[CaseResult]) -> String {
         }),
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(batch: &'static str, update: &[f64], recompute: &[f64]) -> CaseResult {
+        CaseResult {
+            graph: "g".into(),
+            batch,
+            size: 10_000,
+            threads: 1,
+            update_ms: super::super::measure::median(update.to_vec()),
+            recompute_ms: super::super::measure::median(recompute.to_vec()),
+            update_runs_ms: update.to_vec(),
+            recompute_runs_ms: recompute.to_vec(),
+            ..Default::default()
+        }
+    }
+
+    fn noise_line(cases: &[CaseResult]) -> String {
+        let md = markdown(cases);
+        md.lines().find(|l| l.contains("read with this run's noise")).expect("the noise line").to_string()
+    }
+
+    #[test]
+    fn the_noise_line_separates_resolved_misses_from_open_cases() {
+        let steady = [10.0, 10.1, 9.9, 10.0, 10.2, 9.8, 10.0];
+        // Every run 20 % slower than its recompute: resolved above 1.05.
+        let slow: Vec<f64> = steady.iter().map(|x| x * 1.2).collect();
+        // Runs on both sides of 1.05: open.
+        let mixed = [9.0, 12.0, 9.5, 11.5, 10.8, 9.2, 11.9];
+        // Every run well below: resolved for it.
+        let fast: Vec<f64> = steady.iter().map(|x| x * 0.5).collect();
+
+        let line = noise_line(&[case("local", &fast, &steady)]);
+        assert!(line.contains(": met (0 of 1 cases resolved against it, 0 not resolved"), "{line}");
+
+        let line = noise_line(&[case("local", &fast, &steady), case("safe", &mixed, &steady)]);
+        assert!(line.contains(": unresolved (0 of 2 cases resolved against it, 1 not resolved"), "{line}");
+        assert!(line.contains("not resolved: g safe 10000 t=1"), "{line}");
+
+        let line = noise_line(&[case("unsafe", &slow, &steady), case("safe", &mixed, &steady)]);
+        assert!(line.contains(": missed (1 of 2 cases resolved against it, 1 not resolved"), "{line}");
+        assert!(line.contains("against: g unsafe 10000 t=1 1.200-1.200"), "{line}");
+    }
 }
