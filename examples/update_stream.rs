@@ -2,7 +2,8 @@
 //! drawn from the current state by the original change generator (seeds 1, 2, ...), then one
 //! MOSP update (K trees and the combined tree) brings the result up to date. Prints the medians,
 //! over the stream, of the update end to end, of its apply, of its preparation (building the
-//! reverse graph when a repair needs it), of the K trees' engine times and of the combine step.
+//! reverse graph when a repair needs it), of the K trees' engine times, of the combine step and of
+//! the path costs.
 //!
 //! `update_stream [threads] [batch] [graph] [size] [count]`: threads (1); batch `safe`, `unsafe`
 //! or `local`; graph `usroads` (bundled, source 531), `grid` (1000x1000, source 0) or `rgg`
@@ -38,7 +39,7 @@ fn main() -> dyng::Result<()> {
     let res = Resources::parallel(threads)?;
     let mut g = Graph::new(Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor)?);
     let mut m = MospResult::compute(&res, &g, source, &MospOptions::default())?;
-    let (mut total, mut apply, mut prepare, mut engines, mut combine) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut total, mut apply, mut prepare, mut engines, mut combine, mut costs) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for seed in 1..=count {
         let opt = ChangeOptions {
             changes: size,
@@ -56,14 +57,16 @@ fn main() -> dyng::Result<()> {
         prepare.push(timings.prepare_ns as f64 / 1e6);
         engines.push(m.objective_stats().iter().map(|s| s.elapsed_ns as f64 / 1e6).sum::<f64>());
         combine.push(m.combine_stats().elapsed_ns as f64 / 1e6);
+        costs.push(m.combine_stats().costs_ns as f64 / 1e6);
     }
     println!(
-        "{count} updates: median {:.2} ms end to end, apply {:.2} ms, prepare {:.2} ms, K trees {:.2} ms, combine {:.2} ms; pool {:.1} B/vertex",
+        "{count} updates: median {:.2} ms end to end, apply {:.2} ms, prepare {:.2} ms, K trees {:.2} ms, combine {:.2} ms, path costs {:.2} ms; pool {:.1} B/vertex",
         median(total),
         median(apply),
         median(prepare),
         median(engines),
         median(combine),
+        median(costs),
         res.workspace_bytes() as f64 / g.n() as f64
     );
     Ok(())

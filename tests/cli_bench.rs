@@ -47,7 +47,7 @@ fn bench_quick_on_usroads_writes_json_markdown_svg_and_the_targets() {
     let streams: Vec<&str> = json.split("\"streams\": [").nth(1).expect("a streams array").lines().filter(|l| l.contains("\"graph\": ")).collect();
     assert_eq!(streams.len(), 2, "{json}");
     for (t, line) in streams.iter().enumerate() {
-        for field in ["\"graph\": \"usroads\"", "\"batch\": \"local\"", "\"size\": 10000", "\"batches\": 2,", "\"mosp_ms\": ", "\"mosp_recompute_ms\": ", "\"combined_in_place\": "] {
+        for field in ["\"graph\": \"usroads\"", "\"batch\": \"local\"", "\"size\": 10000", "\"batches\": 2,", "\"mosp_ms\": ", "\"mosp_recompute_ms\": ", "\"costs_ms\": ", "\"combined_in_place\": "] {
             assert!(line.contains(field), "{field} missing in {line}");
         }
         assert!(line.contains(&format!("\"threads\": {},", t + 1)), "{line}");

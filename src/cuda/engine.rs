@@ -613,6 +613,7 @@ impl CudaEngine {
             in_place: None,
             search,
             elapsed_ns: 0, // set by the caller, which times the whole run
+            costs_ns: 0,   // timed by the caller, which writes the costs
         })
     }
 }

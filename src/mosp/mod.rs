@@ -208,6 +208,7 @@ impl MospResult {
         self.combine_stats = stats;
         self.combined_current = true;
         let costs = Arc::make_mut(&mut self.costs);
+        let started = std::time::Instant::now();
         let result = match (batch, solved) {
             (Some(batch), combine::Solved::Touched) if costs_current && self.combined.is_valid() => {
                 let touched = (0..ws.candidates.len()).map(|i| ws.candidates.get(i) as usize);
@@ -225,6 +226,7 @@ impl MospResult {
             }
             _ => with_exec!(res, |e| costs::path_costs(e, graph.csr(), parent, self.source, costs)),
         };
+        self.combine_stats.costs_ns = started.elapsed().as_nanos() as u64;
         if crate::resources::PooledWorkspace::bytes(&*cw) > held {
             res.workspaces().note_growth();
         }

@@ -88,10 +88,10 @@ pub fn json(suite: &str, cases: &[CaseResult], streams: &[StreamResult], host: &
         let _ = writeln!(
             s,
             "  {{\"graph\": {}, \"k\": {}, \"batch\": \"local\", \"size\": {}, \"batches\": {}, \"threads\": {}, \"mosp_ms\": {}, \
-\"mosp_recompute_ms\": {}, \"mosp_over_recompute\": {}, \"apply_ms\": {}, \"prepare_ms\": {}, \"trees_ms\": {}, \"combine_ms\": {}, \
+\"mosp_recompute_ms\": {}, \"mosp_over_recompute\": {}, \"apply_ms\": {}, \"prepare_ms\": {}, \"trees_ms\": {}, \"combine_ms\": {}, \"costs_ms\": {}, \
 \"trees_recomputed\": {}, \"combined_in_place\": {}}}{}",
             json_str(&t.graph), t.k, t.size, t.batches, t.threads, num(t.mosp_ms), num(t.mosp_recompute_ms),
-            num(t.mosp_ms / t.mosp_recompute_ms), num(t.apply_ms), num(t.prepare_ms), num(t.trees_ms), num(t.combine_ms),
+            num(t.mosp_ms / t.mosp_recompute_ms), num(t.apply_ms), num(t.prepare_ms), num(t.trees_ms), num(t.combine_ms), num(t.costs_ms),
             t.trees_recomputed, t.combined_in_place,
             if i + 1 < streams.len() { "," } else { "" }
         );
@@ -111,14 +111,14 @@ fn streams_markdown(s: &mut String, streams: &[StreamResult]) {
          the batch applied to its own copy of the graph (through the same pool), then a MOSP result computed from scratch \
          (both timed; the update's time includes its apply too).\n\n",
     );
-    s.push_str("| graph | size | thr | batches | MOSP update | MOSP recompute | update/recompute | apply | prepare | K trees | combine | trees recomputed | combined graph changed in place |\n");
-    s.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    s.push_str("| graph | size | thr | batches | MOSP update | MOSP recompute | update/recompute | apply | prepare | K trees | combine | path costs | trees recomputed | combined graph changed in place |\n");
+    s.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for t in streams {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {:.2} | {:.2} | {:.3} | {:.2} | {:.2} | {:.2} | {:.2} | {} of {} | {} of {} |",
+            "| {} | {} | {} | {} | {:.2} | {:.2} | {:.3} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} of {} | {} of {} |",
             t.graph, t.size, t.threads, t.batches, t.mosp_ms, t.mosp_recompute_ms, t.mosp_ms / t.mosp_recompute_ms,
-            t.apply_ms, t.prepare_ms, t.trees_ms, t.combine_ms, t.trees_recomputed, t.batches, t.combined_in_place, t.batches
+            t.apply_ms, t.prepare_ms, t.trees_ms, t.combine_ms, t.costs_ms, t.trees_recomputed, t.batches, t.combined_in_place, t.batches
         );
     }
 }

@@ -33,6 +33,8 @@ pub struct StreamResult {
     pub prepare_ms: f64,
     pub trees_ms: f64,
     pub combine_ms: f64,
+    /// The MOSP tree's path costs, after the combine step.
+    pub costs_ms: f64,
     /// The batch applied to a copy of the graph, then a MOSP result computed from scratch.
     pub mosp_recompute_ms: f64,
     /// Updates in which some tree recomputed (the adaptive policy's fallback).
@@ -48,8 +50,8 @@ pub fn measure(spec: &GraphSpec, csr: &Csr, threads: usize, batches: usize, size
     let mut copy = Graph::new(csr.clone());
     let opt = MospOptions::default();
     let mut m = MospResult::compute(&res, &g, spec.source, &opt)?;
-    let (mut mosp, mut apply, mut prepare, mut trees, mut combine, mut recompute) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut mosp, mut apply, mut prepare, mut trees, mut combine, mut costs, mut recompute) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut trees_recomputed, mut combined_in_place) = (0, 0);
     for seed in 1..=batches as u32 {
         let gen = ChangeOptions {
@@ -79,6 +81,7 @@ pub fn measure(spec: &GraphSpec, csr: &Csr, threads: usize, batches: usize, size
         let stats = m.objective_stats();
         trees.push(stats.iter().map(|s| s.elapsed_ns as f64 / 1e6).sum());
         combine.push(m.combine_stats().elapsed_ns as f64 / 1e6);
+        costs.push(m.combine_stats().costs_ns as f64 / 1e6);
         trees_recomputed += stats.iter().any(|s| s.fallback_used) as usize;
         combined_in_place += m.combine_stats().in_place.is_some() as usize;
         if seed % 2 == 0 {
@@ -96,6 +99,7 @@ pub fn measure(spec: &GraphSpec, csr: &Csr, threads: usize, batches: usize, size
         prepare_ms: median(prepare),
         trees_ms: median(trees),
         combine_ms: median(combine),
+        costs_ms: median(costs),
         mosp_recompute_ms: median(recompute),
         trees_recomputed,
         combined_in_place,
