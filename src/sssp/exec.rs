@@ -257,29 +257,37 @@ impl Parallel<'_> {
         len < INLINE_BELOW || self.pool.current_num_threads() == 1 || self.inline_all.load(Relaxed)
     }
 
+    /// Runs `f(i)` for every `i` in `0..size` at once: `f(0)` on the calling thread, the others
+    /// on pool threads, and returns when all have. The caller is already running, so the
+    /// scheduler puts the woken threads on other, idle CPUs; work handed to the pool from a
+    /// caller that then blocked (a broadcast, or `install`) woke both threads of a 2-thread pool
+    /// onto one CPU in about half the calls (teams: see [`Parallel::team`]; loops: see
+    /// [`Parallel::chunks`]).
+    fn on_caller_and_pool<F: Fn(usize) + Sync>(&self, size: usize, f: F) {
+        let f = &f;
+        self.pool.in_place_scope(|scope| {
+            for i in 1..size {
+                scope.spawn(move |_| f(i));
+            }
+            f(0);
+        });
+    }
+
     /// Runs `f` over `0..len` in chunks of `grain`, claimed from one cursor by the calling thread
-    /// and by size - 1 pool threads, as a team starts (see [`Parallel::team`]): a loop handed to
-    /// the pool from a caller that then blocked (rayon's `install`) ran at one thread's speed in
-    /// about half the calls, its two workers most likely woken onto one CPU. usroads' path costs
-    /// (K = 3, 129K vertices) at 2 threads, 30 MOSP computes each way, interleaved, two runs:
-    /// median 6.7-7.1 ms (quartiles 4.2-7.6) handed over, 3.9 ms (3.7-4.0) with the caller
-    /// taking part; the MOSP compute 43.5-44.7 -> 40.1-40.4 ms.
+    /// and the pool's threads (`on_caller_and_pool`). Handed to the pool by rayon's `install`,
+    /// a loop ran at one thread's speed in about half the calls: usroads' path costs (K = 3,
+    /// 129K vertices) at 2 threads, 30 MOSP computes each way, interleaved, two runs: median
+    /// 6.7-7.1 ms (quartiles 4.2-7.6) handed over, 3.9 ms (3.7-4.0) with the caller taking part;
+    /// the MOSP compute 43.5-44.7 -> 40.1-40.4 ms.
     fn chunks<F: Fn(Range<usize>) + Sync>(&self, len: usize, grain: usize, f: F) {
         let grain = grain.max(1);
         let cursor = AtomicUsize::new(0);
-        let (f, cursor) = (&f, &cursor);
-        let work = move || loop {
+        self.on_caller_and_pool(self.pool.current_num_threads(), |_| loop {
             let start = cursor.fetch_add(grain, Relaxed);
             if start >= len {
                 break;
             }
             f(start..(start + grain).min(len));
-        };
-        self.pool.in_place_scope(|scope| {
-            for _ in 1..self.pool.current_num_threads() {
-                scope.spawn(move |_| work());
-            }
-            work();
         });
     }
 
@@ -387,20 +395,13 @@ impl Exec for Parallel<'_> {
         }
         let _serial = self.team_lock.lock();
         let barrier = SpinBarrier::new(size);
-        let (f, barrier) = (&f, &barrier);
-        // The calling thread is member 0 and wakes size - 1 pool threads: it is running already,
-        // so the scheduler puts a woken member on another, idle CPU. A broadcast to all pool
-        // threads from a caller that then blocked woke both members of a 2-thread team onto one
-        // CPU in most searches (see `SpinBarrier`). Measured at 2 threads, medians of 21
+        // The calling thread is member 0 and wakes size - 1 pool threads: a broadcast to all
+        // pool threads from a caller that then blocked woke both members of a 2-thread team onto
+        // one CPU in most searches (see `SpinBarrier`). Measured at 2 threads, medians of 21
         // updates (broadcast and a barrier that always spins -> this): usroads local 50K 12.6 ->
         // 4.8 ms, safe 1K 9.7 -> 3.8 in a slower phase of the host, bremen safe 50K 4.9 -> 2.1;
         // grid local 10K within 5 %.
-        self.pool.in_place_scope(|scope| {
-            for tid in 1..size {
-                scope.spawn(move |_| f(&Team { tid, barrier: Some(barrier) }));
-            }
-            f(&Team { tid: 0, barrier: Some(barrier) });
-        });
+        self.on_caller_and_pool(size, |tid| f(&Team { tid, barrier: Some(&barrier) }));
     }
 }
 
@@ -434,12 +435,28 @@ mod tests {
         rounds(std::thread::available_parallelism().map_or(1, |c| c.get()) + 2, 2_000);
     }
 
+    /// What a `Parallel` executor borrows, on a pool of `threads`.
+    struct Fixture {
+        pool: rayon::ThreadPool,
+        lock: Mutex<()>,
+        choice: TeamChoice,
+    }
+
+    impl Fixture {
+        fn new(threads: usize) -> Self {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            Fixture { pool, lock: Mutex::new(()), choice: TeamChoice::default() }
+        }
+
+        fn exec(&self) -> Parallel<'_> {
+            Parallel { pool: &self.pool, team_lock: &self.lock, choice: &self.choice, inline_all: Default::default() }
+        }
+    }
+
     #[test]
     fn loops_and_reductions_cover_every_index_once_from_outside_and_inside_the_pool() {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
-        let lock = Mutex::new(());
-        let choice = TeamChoice::default();
-        let exec = Parallel { pool: &pool, team_lock: &lock, choice: &choice, inline_all: Default::default() };
+        let fixture = Fixture::new(3);
+        let exec = fixture.exec();
         let check = |len: usize, grain: usize| {
             let hits: Vec<AtomicUsize> = (0..len).map(|_| AtomicUsize::new(0)).collect();
             exec.for_chunks(len, grain, |r| {
@@ -467,10 +484,8 @@ mod tests {
 
     #[test]
     fn a_team_runs_each_member_once_with_the_caller_as_member_0() {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
-        let lock = Mutex::new(());
-        let choice = TeamChoice::default();
-        let exec = Parallel { pool: &pool, team_lock: &lock, choice: &choice, inline_all: Default::default() };
+        let fixture = Fixture::new(3);
+        let exec = fixture.exec();
         let caller = std::thread::current().id();
         let seen = Mutex::new(Vec::new());
         assert!(!exec.solo(SearchKind::Static, TEAM_MIN_VERTICES, 4 * TEAM_MIN_VERTICES), "untimed: a team");

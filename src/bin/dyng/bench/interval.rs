@@ -63,25 +63,16 @@ pub fn ratio_of_medians(a: &[f64], b: &[f64], sampling: Sampling) -> Option<Inte
         return None;
     }
     let mut rng = SplitMix(0x00D1_46B0_0575_7A7E);
-    let (mut ra, mut rb) = (Vec::with_capacity(a.len()), Vec::with_capacity(b.len()));
     let mut ratios = Vec::with_capacity(RESAMPLES);
     for _ in 0..RESAMPLES {
-        ra.clear();
-        rb.clear();
-        match sampling {
-            Sampling::Paired => {
-                for _ in 0..a.len() {
-                    let i = rng.index(a.len());
-                    ra.push(a[i]);
-                    rb.push(b[i]);
-                }
-            }
+        let (ra, rb): (Vec<f64>, Vec<f64>) = match sampling {
+            Sampling::Paired => (0..a.len()).map(|_| rng.index(a.len())).map(|i| (a[i], b[i])).unzip(),
             Sampling::Independent => {
-                ra.extend((0..a.len()).map(|_| a[rng.index(a.len())]));
-                rb.extend((0..b.len()).map(|_| b[rng.index(b.len())]));
+                let ra = (0..a.len()).map(|_| a[rng.index(a.len())]).collect();
+                (ra, (0..b.len()).map(|_| b[rng.index(b.len())]).collect())
             }
-        }
-        let r = median(ra.clone()) / median(rb.clone());
+        };
+        let r = median(ra) / median(rb);
         if !r.is_finite() || r <= 0.0 {
             return None;
         }
