@@ -1,6 +1,6 @@
 //! `dyng bench` end to end on the smallest plan (usroads only, one run per case): the three
-//! outputs are written, the JSON has the fields for every case, and the Markdown says
-//! where each target stands, naming the targets this plan cannot measure.
+//! outputs written, the JSON valid with the fields for every case,
+//! and the Markdown says where each target stands, naming the targets this plan cannot measure.
 
 use std::process::Command;
 
@@ -19,38 +19,50 @@ fn bench_quick_on_usroads_writes_json_markdown_svg_and_the_targets() {
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "dyng bench failed: {stderr}");
 
-    let json = std::fs::read_to_string(out.join("quick.json")).expect("quick.json");
-    assert!(json.starts_with("{\"suite\": \"quick\", \"machine\": {"), "{json}");
-    let machine = json.lines().next().unwrap_or("");
-    assert!(machine.contains("\"core_round_trip_ns\": [") && machine.contains("\"core_round_trip_worst_us\": ["), "{machine}");
-    let cases: Vec<&str> = json.lines().filter(|l| l.contains("\"graph\": ") && l.contains("\"update_ms\": ")).collect();
+    let text = std::fs::read_to_string(out.join("quick.json")).expect("quick.json");
+    let json: serde_json::Value = serde_json::from_str(&text).expect("quick.json is valid JSON");
+    assert_eq!(json["suite"], "quick");
+    for field in ["cpu", "cores", "memory_bytes", "dyng_version", "core_round_trip_ns", "core_round_trip_worst_us"] {
+        assert!(json["machine"].get(field).is_some(), "machine.{field} missing: {text}");
+    }
+    let cases = json["cases"].as_array().expect("a cases array");
     assert_eq!(cases.len(), 6, "usroads: safe, unsafe and local 10K at 1 and 2 threads");
-    for field in [
-        "\"graph\": \"usroads\"", "\"k\": 3", "\"source\": 531", "\"size\": 10000", "\"update_ms\": ", "\"recompute_ms\": ",
-        "\"dijkstra_ms\": ", "\"mosp_ms\": ", "\"affected\": ", "\"invalidated\": ", "\"fallback_used\": ",
-        "\"workspace_bytes_per_vertex\": 38.0000", "\"peak_rss_bytes\": ",
-        "\"update_over_recompute\": ", "\"update_over_recompute_paired\": ", "\"update_runs_ms\": [", "\"recompute_runs_ms\": [",
-    ] {
-        assert!(cases.iter().all(|c| c.contains(field)), "{field} missing in some case:\n{json}");
+    for c in cases {
+        assert_eq!(c["graph"], "usroads");
+        assert_eq!(c["k"], 3);
+        assert_eq!(c["source"], 531);
+        assert_eq!(c["size"], 10000);
+        assert_eq!(c["workspace_bytes_per_vertex"], 38.0);
+        assert!(c["fallback_used"].is_boolean(), "{c}");
+        for field in [
+            "update_ms", "recompute_ms", "dijkstra_ms", "mosp_ms", "affected", "invalidated", "peak_rss_bytes",
+            "update_over_recompute", "update_over_recompute_paired",
+        ] {
+            assert!(c[field].is_number(), "{field} is not a number in {c}");
+        }
+        assert_eq!(c["update_runs_ms"].as_array().map(Vec::len), Some(1), "{c}");
+        assert_eq!(c["recompute_runs_ms"].as_array().map(Vec::len), Some(1), "{c}");
+        // One run gives no interval (`bench::interval::MIN_RUNS`).
+        assert!(c["update_over_recompute_ci90"].is_null(), "{c}");
     }
     for batch in ["safe", "unsafe", "local"] {
         for threads in [1, 2] {
-            let tag = format!("\"batch\": \"{batch}\", \"size\": 10000");
-            let thr = format!("\"threads\": {threads},");
-            assert_eq!(cases.iter().filter(|c| c.contains(&tag) && c.contains(&thr)).count(), 1, "{batch} t={threads}");
+            let n = cases.iter().filter(|c| c["batch"] == batch && c["threads"] == threads).count();
+            assert_eq!(n, 1, "{batch} t={threads}");
         }
     }
-    // One run gives no interval (`bench::interval::MIN_RUNS`); every time is finite.
-    assert!(cases.iter().all(|c| c.contains("\"update_over_recompute_ci90\": null,")), "{json}");
-    assert!(!json.replace("\"update_over_recompute_ci90\": null,", "").contains("null"), "every time is finite: {json}");
     // One stream per thread count, after the cases.
-    let streams: Vec<&str> = json.split("\"streams\": [").nth(1).expect("a streams array").lines().filter(|l| l.contains("\"graph\": ")).collect();
-    assert_eq!(streams.len(), 2, "{json}");
-    for (t, line) in streams.iter().enumerate() {
-        for field in ["\"graph\": \"usroads\"", "\"batch\": \"local\"", "\"size\": 10000", "\"batches\": 2,", "\"mosp_ms\": ", "\"mosp_recompute_ms\": ", "\"costs_ms\": ", "\"combined_in_place\": "] {
-            assert!(line.contains(field), "{field} missing in {line}");
+    let streams = json["streams"].as_array().expect("a streams array");
+    assert_eq!(streams.len(), 2, "{text}");
+    for (t, st) in streams.iter().enumerate() {
+        assert_eq!(st["graph"], "usroads");
+        assert_eq!(st["batch"], "local");
+        assert_eq!(st["size"], 10000);
+        assert_eq!(st["batches"], 2);
+        assert_eq!(st["threads"], t + 1);
+        for field in ["mosp_ms", "mosp_recompute_ms", "costs_ms", "combined_in_place"] {
+            assert!(st[field].is_number(), "{field} missing in {st}");
         }
-        assert!(line.contains(&format!("\"threads\": {},", t + 1)), "{line}");
     }
 
     let md = std::fs::read_to_string(out.join("quick.md")).expect("quick.md");

@@ -4,10 +4,22 @@ use super::interval::Interval;
 use super::machine::Host;
 use super::measure::CaseResult;
 use super::stream::StreamResult;
+use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-fn machine_json(host: &Host) -> String {
+/// The machine the run was taken on, as the JSON records it.
+#[derive(Serialize)]
+struct MachineJson {
+    cpu: String,
+    cores: usize,
+    memory_bytes: u64,
+    dyng_version: &'static str,
+    core_round_trip_ns: [f64; 2],
+    core_round_trip_worst_us: [f64; 2],
+}
+
+fn machine_json(host: &Host) -> MachineJson {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
         .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
@@ -17,45 +29,142 @@ fn machine_json(host: &Host) -> String {
         .ok()
         .and_then(|s| s.lines().next().and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()))
         .unwrap_or(0);
-    format!(
-        "{{\"cpu\": {}, \"cores\": {cores}, \"memory_bytes\": {}, \"dyng_version\": {}, \"core_round_trip_ns\": [{}, {}], \"core_round_trip_worst_us\": [{}, {}]}}",
-        json_str(&cpu),
-        mem_kb * 1024,
-        json_str(env!("CARGO_PKG_VERSION")),
-        num(host.round_trip_ns[0]),
-        num(host.round_trip_ns[1]),
-        num(host.worst_us[0]),
-        num(host.worst_us[1])
-    )
+    MachineJson {
+        cpu,
+        cores,
+        memory_bytes: mem_kb * 1024,
+        dyng_version: env!("CARGO_PKG_VERSION"),
+        core_round_trip_ns: host.round_trip_ns,
+        core_round_trip_worst_us: host.worst_us,
+    }
 }
 
-fn json_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
+/// One case in the JSON: its measurements, the ratios taken from them and every run's times.
+/// Times that could not be taken (NaN) are written as `null`.
+#[derive(Serialize)]
+struct CaseJson<'a> {
+    graph: &'a str,
+    n: usize,
+    m: usize,
+    k: usize,
+    source: usize,
+    batch: &'a str,
+    size: usize,
+    inserts: usize,
+    deletes: usize,
+    threads: usize,
+    update_ms: f64,
+    apply_ms: f64,
+    recompute_ms: f64,
+    dijkstra_ms: f64,
+    mosp_ms: f64,
+    mosp_compute_ms: f64,
+    mosp_recompute_ms: f64,
+    update_over_recompute: f64,
+    /// `[lo, hi]`, or `null` where the run has too few runs for an interval.
+    update_over_recompute_ci90: Option<Interval>,
+    update_over_recompute_paired: f64,
+    update_runs_ms: &'a [f64],
+    recompute_runs_ms: &'a [f64],
+    recompute_over_dijkstra: f64,
+    affected: i64,
+    invalidated: i64,
+    fallback_used: bool,
+    workspace_bytes_per_vertex: f64,
+    combine_bytes_per_vertex: f64,
+    graph_buffers_bytes_per_vertex: f64,
+    result_bytes_per_vertex: f64,
+    peak_rss_bytes: u64,
+}
+
+impl<'a> CaseJson<'a> {
+    fn of(c: &'a CaseResult) -> Self {
+        CaseJson {
+            graph: &c.graph,
+            n: c.n,
+            m: c.m,
+            k: c.k,
+            source: c.source,
+            batch: c.batch,
+            size: c.size,
+            inserts: c.inserts,
+            deletes: c.deletes,
+            threads: c.threads,
+            update_ms: c.update_ms,
+            apply_ms: c.apply_ms,
+            recompute_ms: c.recompute_ms,
+            dijkstra_ms: c.dijkstra_ms,
+            mosp_ms: c.mosp_ms,
+            mosp_compute_ms: c.mosp_compute_ms,
+            mosp_recompute_ms: c.mosp_recompute_ms,
+            update_over_recompute: c.ratio(),
+            update_over_recompute_ci90: c.ratio_interval(),
+            update_over_recompute_paired: c.paired_ratio(),
+            update_runs_ms: &c.update_runs_ms,
+            recompute_runs_ms: &c.recompute_runs_ms,
+            recompute_over_dijkstra: c.recompute_ms / c.dijkstra_ms,
+            affected: c.affected,
+            invalidated: c.invalidated,
+            fallback_used: c.fallback_used,
+            workspace_bytes_per_vertex: c.workspace_bytes_per_vertex,
+            combine_bytes_per_vertex: c.combine_bytes_per_vertex,
+            graph_buffers_bytes_per_vertex: c.graph_buffers_bytes_per_vertex,
+            result_bytes_per_vertex: c.result_bytes_per_vertex,
+            peak_rss_bytes: c.peak_rss_bytes,
         }
     }
-    out.push('"');
-    out
 }
 
-fn num(x: f64) -> String {
-    if x.is_finite() {
-        format!("{x:.4}")
-    } else {
-        "null".into()
+/// One stream in the JSON (medians over its batches).
+#[derive(Serialize)]
+struct StreamJson<'a> {
+    graph: &'a str,
+    k: usize,
+    batch: &'static str,
+    size: usize,
+    batches: usize,
+    threads: usize,
+    mosp_ms: f64,
+    mosp_recompute_ms: f64,
+    mosp_over_recompute: f64,
+    apply_ms: f64,
+    prepare_ms: f64,
+    trees_ms: f64,
+    combine_ms: f64,
+    costs_ms: f64,
+    trees_recomputed: usize,
+    combined_in_place: usize,
+}
+
+impl<'a> StreamJson<'a> {
+    fn of(t: &'a StreamResult) -> Self {
+        StreamJson {
+            graph: &t.graph,
+            k: t.k,
+            batch: "local",
+            size: t.size,
+            batches: t.batches,
+            threads: t.threads,
+            mosp_ms: t.mosp_ms,
+            mosp_recompute_ms: t.mosp_recompute_ms,
+            mosp_over_recompute: t.mosp_ms / t.mosp_recompute_ms,
+            apply_ms: t.apply_ms,
+            prepare_ms: t.prepare_ms,
+            trees_ms: t.trees_ms,
+            combine_ms: t.combine_ms,
+            costs_ms: t.costs_ms,
+            trees_recomputed: t.trees_recomputed,
+            combined_in_place: t.combined_in_place,
+        }
     }
 }
 
-/// `[lo, hi]`, or `null` where no interval could be taken.
-fn interval_json(i: Option<Interval>) -> String {
-    i.map_or("null".into(), |(lo, hi)| format!("[{}, {}]", num(lo), num(hi)))
+#[derive(Serialize)]
+struct ReportJson<'a> {
+    suite: &'a str,
+    machine: MachineJson,
+    cases: Vec<CaseJson<'a>>,
+    streams: Vec<StreamJson<'a>>,
 }
 
 /// `lo-hi` for the Markdown table (empty where no interval could be taken).
@@ -63,41 +172,18 @@ fn interval_md(i: Option<Interval>) -> String {
     i.map_or(String::new(), |(lo, hi)| format!("{lo:.3}-{hi:.3}"))
 }
 
-fn nums(v: &[f64]) -> String {
-    format!("[{}]", v.iter().map(|&x| num(x)).collect::<Vec<_>>().join(", "))
-}
-
-pub fn json(suite: &str, cases: &[CaseResult], streams: &[StreamResult], host: &Host) -> String {
-    let mut s = format!("{{\"suite\": {}, \"machine\": {}, \"cases\": [\n", json_str(suite), machine_json(host));
-    for (i, c) in cases.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "  {{\"graph\": {}, \"n\": {}, \"m\": {}, \"k\": {}, \"source\": {}, \"batch\": {}, \"size\": {}, \"inserts\": {}, \"deletes\": {}, \"threads\": {}, \
-\"update_ms\": {}, \"apply_ms\": {}, \"recompute_ms\": {}, \"dijkstra_ms\": {}, \"mosp_ms\": {}, \"mosp_compute_ms\": {}, \"mosp_recompute_ms\": {}, \
-\"update_over_recompute\": {}, \"update_over_recompute_ci90\": {}, \"update_over_recompute_paired\": {}, \"update_runs_ms\": {}, \"recompute_runs_ms\": {}, \"recompute_over_dijkstra\": {}, \"affected\": {}, \"invalidated\": {}, \"fallback_used\": {}, \
-\"workspace_bytes_per_vertex\": {}, \"combine_bytes_per_vertex\": {}, \"graph_buffers_bytes_per_vertex\": {}, \"result_bytes_per_vertex\": {}, \"peak_rss_bytes\": {}}}{}",
-            json_str(&c.graph), c.n, c.m, c.k, c.source, json_str(c.batch), c.size, c.inserts, c.deletes, c.threads,
-            num(c.update_ms), num(c.apply_ms), num(c.recompute_ms), num(c.dijkstra_ms), num(c.mosp_ms), num(c.mosp_compute_ms), num(c.mosp_recompute_ms),
-            num(c.ratio()), interval_json(c.ratio_interval()), num(c.paired_ratio()), nums(&c.update_runs_ms), nums(&c.recompute_runs_ms), num(c.recompute_ms / c.dijkstra_ms), c.affected, c.invalidated, c.fallback_used,
-            num(c.workspace_bytes_per_vertex), num(c.combine_bytes_per_vertex), num(c.graph_buffers_bytes_per_vertex), num(c.result_bytes_per_vertex), c.peak_rss_bytes,
-            if i + 1 < cases.len() { "," } else { "" }
-        );
-    }
-    s.push_str("], \"streams\": [\n");
-    for (i, t) in streams.iter().enumerate() {
-        let _ = writeln!(
-            s,
-            "  {{\"graph\": {}, \"k\": {}, \"batch\": \"local\", \"size\": {}, \"batches\": {}, \"threads\": {}, \"mosp_ms\": {}, \
-\"mosp_recompute_ms\": {}, \"mosp_over_recompute\": {}, \"apply_ms\": {}, \"prepare_ms\": {}, \"trees_ms\": {}, \"combine_ms\": {}, \"costs_ms\": {}, \
-\"trees_recomputed\": {}, \"combined_in_place\": {}}}{}",
-            json_str(&t.graph), t.k, t.size, t.batches, t.threads, num(t.mosp_ms), num(t.mosp_recompute_ms),
-            num(t.mosp_ms / t.mosp_recompute_ms), num(t.apply_ms), num(t.prepare_ms), num(t.trees_ms), num(t.combine_ms), num(t.costs_ms),
-            t.trees_recomputed, t.combined_in_place,
-            if i + 1 < streams.len() { "," } else { "" }
-        );
-    }
-    s.push_str("]}\n");
-    s
+/// The whole run as JSON (serde_json: strings escaped, non-finite numbers as `null`).
+pub fn json(suite: &str, cases: &[CaseResult], streams: &[StreamResult], host: &Host) -> dyng::Result<String> {
+    let report = ReportJson {
+        suite,
+        machine: machine_json(host),
+        cases: cases.iter().map(CaseJson::of).collect(),
+        streams: streams.iter().map(StreamJson::of).collect(),
+    };
+    let mut s = serde_json::to_string_pretty(&report)
+        .map_err(|e| dyng::Error::Internal(format!("bench JSON: {e}")))?;
+    s.push('\n');
+    Ok(s)
 }
 
 /// The streams' table: the MOSP update in a service's steady state against a MOSP recompute.
@@ -165,6 +251,22 @@ pub fn markdown(suite: &str, cases: &[CaseResult], streams: &[StreamResult], hos
     s
 }
 
+/// `s` as XML character data or attribute text.
+fn xml(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// A horizontal bar chart of update/recompute per case (1.0 = as slow as recomputing).
 pub fn svg(suite: &str, cases: &[CaseResult]) -> String {
     let row = 22;
@@ -173,8 +275,9 @@ pub fn svg(suite: &str, cases: &[CaseResult]) -> String {
     let max = cases.iter().map(CaseResult::ratio).fold(1.2f64, f64::max);
     let mut s = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{height}\" font-family=\"sans-serif\" font-size=\"12\">\n\
-<text x=\"10\" y=\"20\" font-size=\"14\">dyng bench {suite}: update time / recompute time (lower is better)</text>\n",
-        left + width + 80
+<text x=\"10\" y=\"20\" font-size=\"14\">dyng bench {}: update time / recompute time (lower is better)</text>\n",
+        left + width + 80,
+        xml(suite)
     );
     let x1 = left as f64 + width as f64 / max;
     let _ = writeln!(s, "<line x1=\"{x1:.1}\" y1=\"30\" x2=\"{x1:.1}\" y2=\"{}\" stroke=\"#c00\" stroke-dasharray=\"4\"/>", height - 10);
@@ -184,8 +287,8 @@ pub fn svg(suite: &str, cases: &[CaseResult]) -> String {
         let w = width as f64 * r / max;
         let _ = writeln!(
             s,
-            "<text x=\"10\" y=\"{}\">{} {} {} t={}</text><rect x=\"{left}\" y=\"{y}\" width=\"{w:.1}\" height=\"{}\" fill=\"#3a7\"/><text x=\"{:.1}\" y=\"{}\">{r:.3}</text>",
-            y + 14, c.graph, c.batch, c.size, c.threads, row - 6, left as f64 + w + 4.0, y + 14
+            "<text x=\"10\" y=\"{}\">{}</text><rect x=\"{left}\" y=\"{y}\" width=\"{w:.1}\" height=\"{}\" fill=\"#3a7\"/><text x=\"{:.1}\" y=\"{}\">{r:.3}</text>",
+            y + 14, xml(&format!("{} {} {} t={}", c.graph, c.batch, c.size, c.threads)), row - 6, left as f64 + w + 4.0, y + 14
         );
     }
     s.push_str("</svg>\n");
@@ -194,7 +297,7 @@ pub fn svg(suite: &str, cases: &[CaseResult]) -> String {
 
 pub fn write_all(dir: &Path, suite: &str, cases: &[CaseResult], streams: &[StreamResult], host: &Host) -> dyng::Result<Vec<PathBuf>> {
     let files = [
-        (dir.join(format!("{suite}.json")), json(suite, cases, streams, host)),
+        (dir.join(format!("{suite}.json")), json(suite, cases, streams, host)?),
         (dir.join(format!("{suite}.md")), markdown(suite, cases, streams, host)),
         (dir.join(format!("{suite}.svg")), svg(suite, cases)),
     ];
@@ -204,4 +307,45 @@ pub fn write_all(dir: &Path, suite: &str, cases: &[CaseResult], streams: &[Strea
         written.push(p);
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn case(graph: &str) -> CaseResult {
+        CaseResult {
+            graph: graph.into(),
+            batch: "safe",
+            size: 10,
+            threads: 1,
+            update_ms: 1.0,
+            recompute_ms: 0.0,
+            update_runs_ms: vec![1.0],
+            recompute_runs_ms: vec![0.0],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn svg_labels_are_escaped() {
+        let svg = svg("q<&>", &[case("a<b&\"c'")]);
+        assert!(svg.contains(">a&lt;b&amp;&quot;c&apos; safe 10 t=1</text>"), "{svg}");
+        assert!(svg.contains("dyng bench q&lt;&amp;&gt;: "), "{svg}");
+        assert!(!svg.contains("a<b") && !svg.contains("q<&>"), "{svg}");
+    }
+
+    #[test]
+    fn json_parses_back_with_strings_escaped_and_non_finite_numbers_null() {
+        let host = Host { round_trip_ns: [1.0, 2.0], worst_us: [3.0, f64::NAN] };
+        let text = json("quick", &[case("g \"1\"\n\\")], &[], &host).expect("json");
+        let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+        assert_eq!(v["cases"][0]["graph"], "g \"1\"\n\\");
+        // update 1 ms over a recompute of 0 ms: an infinite ratio, written as null.
+        assert!(v["cases"][0]["update_over_recompute"].is_null(), "{text}");
+        assert!(v["cases"][0]["update_over_recompute_ci90"].is_null(), "{text}");
+        assert_eq!(v["cases"][0]["update_runs_ms"], serde_json::json!([1.0]));
+        assert!(v["machine"]["core_round_trip_worst_us"][1].is_null(), "{text}");
+        assert_eq!(v["streams"], serde_json::json!([]));
+    }
 }
