@@ -1,5 +1,5 @@
-//! `dyng bench` end to end on the smallest plan (usroads only, one run per case): the three
-//! outputs written, the JSON valid with the fields for every case,
+//! `dyng bench` end to end on the smallest plan (usroads only, one run per case): a line per case
+//! on stderr, the three outputs written, the JSON valid with the fields for every case,
 //! and the Markdown says where each target stands, naming the targets this plan cannot measure.
 
 use std::process::Command;
@@ -18,6 +18,11 @@ fn bench_quick_on_usroads_writes_json_markdown_svg_and_the_targets() {
         .expect("run dyng bench");
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "dyng bench failed: {stderr}");
+
+    // Not on a terminal: a line per case and per stream on stderr, as each ends.
+    assert_eq!(stderr.lines().filter(|l| l.starts_with("usroads ") && l.contains(": update ") && l.contains(" ms, recompute ")).count(), 6, "{stderr}");
+    assert_eq!(stderr.lines().filter(|l| l.starts_with("usroads stream of 2 local 10000 batches t=")).count(), 2, "{stderr}");
+    assert!(stderr.contains("notice: 1 runs per case: below 5 the report has no intervals"), "{stderr}");
 
     let text = std::fs::read_to_string(out.join("quick.json")).expect("quick.json");
     let json: serde_json::Value = serde_json::from_str(&text).expect("quick.json is valid JSON");
@@ -97,4 +102,13 @@ fn bench_refuses_an_unknown_graph() {
     assert_eq!(run.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(stderr.contains("Error: ") && stderr.contains("nosuch"), "{stderr}");
+}
+
+#[test]
+fn bench_refuses_zero_runs_and_defaults_to_enough_runs_for_intervals() {
+    let run = dyng().args(["bench", "quick", "--runs", "0"]).output().expect("run dyng bench");
+    assert_eq!(run.status.code(), Some(2), "{}", String::from_utf8_lossy(&run.stderr));
+    let help = dyng().args(["bench", "--help"]).output().expect("run dyng bench --help");
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("[default: 5]"), "{help}");
 }

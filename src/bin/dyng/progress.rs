@@ -27,3 +27,13 @@ pub fn bar(len: u64, msg: &str) -> ProgressBar {
     pb.set_message(msg.to_string());
     pb
 }
+
+/// Prints `line` on stderr: above the bar when it is drawn (so the two never share a line),
+/// plainly when it is hidden (stderr is not a terminal), so that a log still gets every line.
+pub fn eprint_line(pb: &ProgressBar, line: &str) {
+    if pb.is_hidden() {
+        eprintln!("{line}");
+    } else {
+        pb.println(line);
+    }
+}

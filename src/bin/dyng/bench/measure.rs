@@ -3,7 +3,7 @@
 use super::cases::{BatchKind, Plan};
 use super::interval::{self, Interval, Sampling};
 use super::stream::{self, StreamResult};
-use crate::progress::bar;
+use crate::progress::{bar, eprint_line};
 use dyng::graph::dijkstra::dijkstra;
 use dyng::io::changegen::{generate_changes, ChangeOptions};
 use dyng::sssp::Workspace;
@@ -293,12 +293,14 @@ pub fn run_plan(plan: &Plan, threads: &[usize], runs: usize, stream_batches: usi
                     result_bytes_per_vertex: m.bytes() as f64 / g.n() as f64,
                     peak_rss_bytes: peak_rss_bytes(),
                 });
+                eprint_line(&pb, &super::report::case_line(out.last().expect("just pushed")));
                 pb.inc(1);
             }
         }
         for &t in threads.iter().take(streams_per_graph) {
             pb.set_message(format!("bench {} stream of {stream_batches} local batches t={t}", spec.name));
             streams.push(stream::measure(spec, &base.csr, t, stream_batches, stream::SIZE)?);
+            eprint_line(&pb, &super::report::stream_line(streams.last().expect("just pushed")));
             pb.inc(1);
         }
     }

@@ -34,9 +34,10 @@ pub struct BenchArgs {
     /// Output folder.
     #[arg(long, default_value = "bench-results")]
     pub out: PathBuf,
-    /// Runs per case (median); default 3.
-    #[arg(long)]
-    pub runs: Option<usize>,
+    /// Runs per case: the report gives medians and, from 5 runs up, a 90 % bootstrap interval
+    /// of each update/recompute ratio (fewer runs leave every interval empty).
+    #[arg(long, default_value_t = interval::MIN_RUNS as u64, value_parser = clap::value_parser!(u64).range(1..))]
+    pub runs: u64,
     /// Folder with bremen_dist.gr and bremen_time.gr (full suite; default ../shared/data if present).
     #[arg(long)]
     pub data: Option<PathBuf>,
@@ -52,9 +53,18 @@ pub struct BenchArgs {
     pub stream_batches: usize,
 }
 
+fn suite_name(s: Suite) -> &'static str {
+    match s {
+        Suite::Quick => "quick",
+        Suite::Full => "full",
+    }
+}
+
 pub fn run(a: BenchArgs) -> dyng::Result<ExitCode> {
-    // Three runs keep the quick suite under two minutes on a 2-core machine.
-    let runs = a.runs.unwrap_or(3);
+    let runs = a.runs as usize;
+    if runs < interval::MIN_RUNS {
+        eprintln!("notice: {runs} runs per case: below {} the report has no intervals, and the targets read with the run's noise stay unresolved", interval::MIN_RUNS);
+    }
     let mut plan = cases::plan(a.suite, a.data.as_deref())?;
     if !a.only.is_empty() {
         plan.graphs.retain(|(g, _)| a.only.iter().any(|o| o == g.name));
@@ -65,14 +75,14 @@ pub fn run(a: BenchArgs) -> dyng::Result<ExitCode> {
             )));
         }
     }
+    let cases: usize = plan.graphs.iter().map(|(_, b)| b.len()).sum::<usize>() * a.threads.len();
+    let streams = if a.stream_batches > 0 { plan.graphs.len() * a.threads.len() } else { 0 };
+    eprintln!("dyng bench {}: {cases} cases of {runs} runs and {streams} streams of {} batches; a line per case as it ends", suite_name(a.suite), a.stream_batches);
     let before = machine::core_round_trip();
     let (results, streams) = measure::run_plan(&plan, &a.threads, runs, a.stream_batches)?;
     let after = machine::core_round_trip();
     let host = machine::Host { round_trip_ns: [before.0, after.0], worst_us: [before.1, after.1] };
-    let name = match a.suite {
-        Suite::Quick => "quick",
-        Suite::Full => "full",
-    };
+    let name = suite_name(a.suite);
     std::fs::create_dir_all(&a.out).map_err(|e| dyng::Error::io(&a.out, e))?;
     let written = report::write_all(&a.out, name, &results, &streams, &host)?;
     print!("{}", report::markdown(name, &results, &streams, &host));

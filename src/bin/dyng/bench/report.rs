@@ -1,6 +1,6 @@
 //! The bench outputs: JSON (machine-readable), a Markdown table with the ratios, an SVG chart.
 
-use super::interval::Interval;
+use super::interval::{Interval, MIN_RUNS};
 use super::machine::Host;
 use super::measure::CaseResult;
 use super::stream::StreamResult;
@@ -170,6 +170,37 @@ struct ReportJson<'a> {
 /// `lo-hi` for the Markdown table (empty where no interval could be taken).
 fn interval_md(i: Option<Interval>) -> String {
     i.map_or(String::new(), |(lo, hi)| format!("{lo:.3}-{hi:.3}"))
+}
+
+/// One case as a line of the run's log (stderr), printed as soon as the case is measured.
+pub fn case_line(c: &CaseResult) -> String {
+    let interval = c.ratio_interval().map_or(format!("no interval below {MIN_RUNS} runs"), |(lo, hi)| format!("90% interval {lo:.3}-{hi:.3}"));
+    format!(
+        "{} {} {} t={}: update {:.2} ms, recompute {:.2} ms, update/recompute {:.3} ({interval}, {} runs){}",
+        c.graph,
+        c.batch,
+        c.size,
+        c.threads,
+        c.update_ms,
+        c.recompute_ms,
+        c.ratio(),
+        c.update_runs_ms.len(),
+        if c.fallback_used { ", recomputed by the adaptive policy" } else { "" }
+    )
+}
+
+/// One stream as a line of the run's log.
+pub fn stream_line(t: &StreamResult) -> String {
+    format!(
+        "{} stream of {} local {} batches t={}: MOSP update {:.2} ms, MOSP recompute {:.2} ms, update/recompute {:.3}",
+        t.graph,
+        t.batches,
+        t.size,
+        t.threads,
+        t.mosp_ms,
+        t.mosp_recompute_ms,
+        t.mosp_ms / t.mosp_recompute_ms
+    )
 }
 
 /// The whole run as JSON (serde_json: strings escaped, non-finite numbers as `null`).
