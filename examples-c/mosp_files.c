@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
     dyng_batch_t batch = {sizeof(dyng_batch_t), 0, NULL, NULL, NULL, 0, NULL, NULL};
     dyng_graph_info_t info = {sizeof(dyng_graph_info_t), 0, 0, 0, 0};
     dyng_mosp_options_t mopt = dyng_mosp_options_default();
-    dyng_update_stats_t stats = {sizeof(dyng_update_stats_t), 0, 0, 0, 0, 0, false, false};
+    dyng_update_stats_t stats = dyng_update_stats_default();
     dyng_view_t *costs;
     const void *data;
     size_t len;

@@ -106,7 +106,7 @@ int main(void) {
     /* The per-objective update on our arrays (delta 0 = the default). */
     for (j = 0; j < K; j++) {
         dyng_csr_t one;
-        dyng_update_stats_t st = {sizeof(dyng_update_stats_t), 0, 0, 0, 0, 0, false, false};
+        dyng_update_stats_t st = dyng_update_stats_default();
         to_csr(&e, j, row_ptr, col, w);
         one.n = N;
         one.m = (size_t)e.m;

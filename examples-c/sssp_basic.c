@@ -45,7 +45,7 @@ int main(void) {
     dyng_view_t *before, *after;
     dyng_csr_t csr = {7, 10, 3, row_ptr, col_ind, weights};
     dyng_batch_t batch = {sizeof(dyng_batch_t), 2, ins_src, ins_dst, ins_w, 2, del_src, del_dst};
-    dyng_update_stats_t stats = {sizeof(dyng_update_stats_t), 0, 0, 0, 0, 0, false, false};
+    dyng_update_stats_t stats = dyng_update_stats_default();
 
     printf("dyng %s\n", dyng_version());
     ropt.backend = DYNG_BACKEND_SEQUENTIAL;

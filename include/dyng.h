@@ -436,6 +436,45 @@ typedef struct dyng_resources_options_t {
 } dyng_resources_options_t;
 
 /**
+ * Counters of one update (or static solve). Thread safety: plain data.
+ */
+typedef struct dyng_update_stats_t {
+  /**
+   * `sizeof(dyng_update_stats_t)`; dyng sets it to the bytes it filled.
+   */
+  size_t struct_size;
+  /**
+   * Vertices whose old tree path contained a deleted or heavier tree edge.
+   */
+  int64_t invalidated;
+  /**
+   * Vertices whose distance or parent changed.
+   */
+  int64_t affected;
+  /**
+   * Push rounds over a non-empty near list (bucket queue of a one-thread parallel run:
+   * distances expanded).
+   */
+  int64_t iterations;
+  /**
+   * Far-pile threshold raises.
+   */
+  int64_t epochs;
+  /**
+   * Vertex expansions.
+   */
+  int64_t pushes;
+  /**
+   * True when parents travelled in the packed word (false: distance-only fallback).
+   */
+  bool packed_parents;
+  /**
+   * True when the update recomputed from scratch instead.
+   */
+  bool fallback_used;
+} dyng_update_stats_t;
+
+/**
  * Options of `dyng_sssp_compute`. Start from `dyng_sssp_options_default()`. Thread safety: plain
  * data.
  */
@@ -485,45 +524,6 @@ typedef struct dyng_mosp_options_t {
    */
   uint32_t fallback;
 } dyng_mosp_options_t;
-
-/**
- * Counters of one update (or static solve). Thread safety: plain data.
- */
-typedef struct dyng_update_stats_t {
-  /**
-   * `sizeof(dyng_update_stats_t)`; dyng sets it to the bytes it filled.
-   */
-  size_t struct_size;
-  /**
-   * Vertices whose old tree path contained a deleted or heavier tree edge.
-   */
-  int64_t invalidated;
-  /**
-   * Vertices whose distance or parent changed.
-   */
-  int64_t affected;
-  /**
-   * Push rounds over a non-empty near list (bucket queue of a one-thread parallel run:
-   * distances expanded).
-   */
-  int64_t iterations;
-  /**
-   * Far-pile threshold raises.
-   */
-  int64_t epochs;
-  /**
-   * Vertex expansions.
-   */
-  int64_t pushes;
-  /**
-   * True when parents travelled in the packed word (false: distance-only fallback).
-   */
-  bool packed_parents;
-  /**
-   * True when the update recomputed from scratch instead.
-   */
-  bool fallback_used;
-} dyng_update_stats_t;
 
 /**
  * What a result is, filled by `dyng_result_info`. Thread safety: plain data.
@@ -852,6 +852,12 @@ dyng_status_t dyng_resources_warm_up(const struct dyng_resources_t *res);
  * unknown values. Thread safety: thread-safe.
  */
 bool dyng_backend_available(uint32_t backend);
+
+/**
+ * Returns a stats struct ready to be filled: `struct_size` set, every counter 0 and both flags
+ * false (`dyng_update`, `dyng_sosp_update_arrays`). Thread safety: thread-safe.
+ */
+struct dyng_update_stats_t dyng_update_stats_default(void);
 
 /**
  * Returns the default SSSP options (default delta). Thread safety: thread-safe.

@@ -225,6 +225,13 @@ unsafe fn emit(out: *mut *mut dyng_result_t, result: AnyResult) {
     unsafe { *out = handle::into_handle::<dyng_result_t>(ResultHandle { result, last_stats }) };
 }
 
+/// Returns a stats struct ready to be filled: `struct_size` set, every counter 0 and both flags
+/// false (`dyng_update`, `dyng_sosp_update_arrays`). Thread safety: thread-safe.
+#[no_mangle]
+pub extern "C" fn dyng_update_stats_default() -> dyng_update_stats_t {
+    dyng_update_stats_t { struct_size: std::mem::size_of::<dyng_update_stats_t>(), ..Default::default() }
+}
+
 /// Returns the default SSSP options (default delta). Thread safety: thread-safe.
 #[no_mangle]
 pub extern "C" fn dyng_sssp_options_default() -> dyng_sssp_options_t {

@@ -673,8 +673,8 @@ static void test_sosp_arrays(const dyng_resources_t *res) {
         one.weights = w + j * M;
         memcpy(dist, INIT_DIST[j], sizeof dist);
         memcpy(parent, INIT_PARENT[j], sizeof parent);
-        memset(&st, 0, sizeof st);
-        st.struct_size = sizeof st;
+        st = dyng_update_stats_default();
+        CHECK(st.struct_size == sizeof st && st.invalidated == 0 && st.pushes == 0 && !st.fallback_used);
         OK(dyng_sosp_update_arrays(res, &one, changed_src, changed_dst, 4, INS_DST, 2, 0, 0, 16, dist, parent, &st));
         CHECK(memcmp(dist, UPD_DIST[j], sizeof dist) == 0);
         CHECK(memcmp(parent, UPD_PARENT[j], sizeof parent) == 0);
