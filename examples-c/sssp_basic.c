@@ -2,11 +2,14 @@
  * dyng from C, the basics: a graph from CSR arrays, an SSSP tree, a batch, one update, a view.
  * The graph is the thesis example (n = 7, K = 3); the tree is objective 0's from vertex 0.
  * Prints the distances before and after the batch, and the update's counters.
+ * With --worker the engines run in a dyng-worker process (DYNG_ISOLATION_WORKER), found beside
+ * the installed library: the same calls, the same output.
  */
 #include <dyng.h>
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Prints the failing call's status and message, then exits. */
 static void check(dyng_status_t s, const char *what) {
@@ -28,7 +31,7 @@ static void print_distances(const char *label, const dyng_view_t *v) {
     printf("\n");
 }
 
-int main(void) {
+int main(int argc, char **argv) {
     /* Objective-major weights: all of objective 0, then objective 1, then objective 2. */
     static const int32_t row_ptr[] = {0, 2, 3, 5, 6, 9, 10, 10};
     static const int32_t col_ind[] = {1, 2, 3, 1, 3, 4, 1, 5, 6, 6};
@@ -49,6 +52,10 @@ int main(void) {
 
     printf("dyng %s\n", dyng_version());
     ropt.backend = DYNG_BACKEND_SEQUENTIAL;
+    if (argc > 1 && strcmp(argv[1], "--worker") == 0) {
+        ropt.isolation = DYNG_ISOLATION_WORKER;
+        printf("isolation: worker\n");
+    }
     check(dyng_resources_create(&ropt, &res), "dyng_resources_create");
     check(dyng_graph_from_csr(res, &csr, &g), "dyng_graph_from_csr");
     check(dyng_sssp_compute(res, g, 0, 0, NULL, &tree), "dyng_sssp_compute");

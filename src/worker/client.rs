@@ -395,6 +395,9 @@ pub fn resolve_worker_path(opt: Option<&std::path::Path>) -> Result<PathBuf> {
             .into_iter()
             .flatten()
         {
+            // An installed library keeps its worker in a private folder beside it
+            // (LIBDIR/dyng/dyng-worker, scripts/install.sh); a build tree has it beside.
+            candidates.push(dir.join("dyng").join("dyng-worker"));
             candidates.push(dir.join("dyng-worker"));
             // Test and example binaries live one level below the build directory.
             if let Some(up) = dir.parent() {
