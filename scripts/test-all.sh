@@ -3,8 +3,29 @@
 # properties, contracts, readers' fuzz tests), the API docs (rustdoc, warnings refused), then the
 # extra suites that exist in this checkout (C ABI, NVRTC kernel compilation, the GPU bundle). Run from anywhere;
 # exits non-zero on the first failure.
+#
+# Tests that cannot run here (no golden corpus, no GPU, ...) are skipped visibly: each is listed
+# at the end. DYNG_REQUIRE=golden,cbindgen,... turns the skips of those kinds into failures.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+DYNG_SKIP_LOG="$(mktemp "${TMPDIR:-/tmp}/dyng-skips.XXXXXX")"
+export DYNG_SKIP_LOG
+report_skips() {
+    local rc=$?
+    echo
+    if [ -s "$DYNG_SKIP_LOG" ]; then
+        echo "== skipped checks ($(sort -u "$DYNG_SKIP_LOG" | wc -l)); DYNG_REQUIRE=<need>,... makes them fail:"
+        sort -u "$DYNG_SKIP_LOG" | awk -F'\t' '{ printf "  SKIPPED %s (needs %s): %s\n", $1, $2, $3 }'
+    else
+        echo "== skipped checks: none"
+    fi
+    rm -f "$DYNG_SKIP_LOG"
+    if [ "$rc" -eq 0 ]; then echo "== test-all: PASS"; else echo "== test-all: FAIL (exit $rc)"; fi
+    exit "$rc"
+}
+trap report_skips EXIT
+
 cargo test --release --all-targets
 # The worker's fault-injection matrix: a cargo feature that release builds refuse.
 cargo test --features fault-injection --test worker_faults

@@ -101,10 +101,7 @@ fn local_groups(check: fn(&Path, &str) -> usize) -> usize {
 
 /// Runs `check` on the digest-only groups of the complete corpus, if present.
 fn digest_groups(check: fn(&Path, &str) -> usize, tag: &str) -> Option<usize> {
-    let Some(shared) = shared_golden() else {
-        println!("notice: usroads-k3, bremen-k2 and special skipped: set DYNG_GOLDEN_DIR or provide ../shared/golden");
-        return None;
-    };
+    let shared = shared_golden_or_skip(&format!("cli_golden::digest_groups ({tag})"))?;
     let special = decompressed_copy(&shared.join("special"), &format!("{tag}-special"));
     let runs = check(&shared.join("usroads-k3"), &format!("{tag}-usroads"))
         + check(&shared.join("bremen-k2"), &format!("{tag}-bremen"))

@@ -63,7 +63,7 @@ fn usroads_pipeline_through_the_cli() {
         }
     }
     match shared_golden() {
-        None => println!("notice: golden comparison skipped: set DYNG_GOLDEN_DIR or provide ../shared/golden"),
+        None => skip::skip_golden("cli_prep::usroads_pipeline_through_the_cli (the golden comparison)"),
         Some(g) => {
             let group = g.join("usroads-k3");
             for (rel, digest) in sums(&group.join("inputs.SHA256SUMS")) {

@@ -1,10 +1,13 @@
 //! GPU checks of the CUDA engine; every test skips (with a notice) without a usable device, unless
-//! `DYNG_REQUIRE_GPU=1` (set by the device bundle's `run.sh`, `docs/gpu-checks.md`), which turns
+//! `DYNG_REQUIRE=gpu` (set by the device bundle's `run.sh`, `docs/gpu-checks.md`), which turns
 //! the skip into a failure. On CPU-only machines they pass as skipped.
 //!
 //! - static solve and dynamic update equal a lowest-id-tie Dijkstra (the canonical tree);
 //! - two threads on two streams sharing one pool (the fence path) give identical results;
 //! - after the first run, runs allocate no device scratch memory (pool counters).
+
+#[path = "common/skip.rs"]
+mod skip;
 
 use dyng::cuda::{self, ChangeSet, CudaEngine};
 use dyng::resources::pool::WorkspacePool;
@@ -13,12 +16,9 @@ use std::collections::BinaryHeap;
 
 fn engine_or_skip() -> Option<CudaEngine> {
     if !cuda::available() {
-        if std::env::var("DYNG_REQUIRE_GPU").is_ok_and(|v| v == "1") {
-            // The engine's own error names what is missing (driver, NVRTC or device).
-            let why = CudaEngine::new(0).err().map_or("no device".to_string(), |e| e.to_string());
-            panic!("DYNG_REQUIRE_GPU=1 but the CUDA backend is unavailable: {why}");
-        }
-        eprintln!("SKIPPED: no CUDA device/driver/NVRTC");
+        // The engine's own error names what is missing (driver, NVRTC or device).
+        let why = CudaEngine::new(0).err().map_or("no device".to_string(), |e| e.to_string());
+        skip::skip("cuda_gpu (the GPU tests)", skip::GPU, &format!("no usable CUDA device, driver or NVRTC: {why}"));
         return None;
     }
     Some(CudaEngine::new(0).expect("a CUDA device is available"))

@@ -1,6 +1,9 @@
 //! Without the CUDA driver the backend reports `NotSupported` naming the missing piece; nothing
 //! panics or aborts. Skips (with a notice) on a machine that has `libcuda.so.1`.
 
+#[path = "common/skip.rs"]
+mod skip;
+
 use dyng::cuda::{self, context};
 use dyng::ErrorKind;
 
@@ -11,7 +14,7 @@ fn driver_present() -> bool {
 #[test]
 fn no_driver_means_not_supported() {
     if driver_present() {
-        eprintln!("SKIPPED: libcuda.so.1 is present on this machine");
+        skip::skip("cuda_no_driver::no_driver_means_not_supported", "no-cuda-driver", "libcuda.so.1 is present on this machine");
         return;
     }
     assert!(!cuda::available());
@@ -29,7 +32,7 @@ fn missing_nvrtc_path_is_named() {
     // Only meaningful when the probe has not run yet in this process with another setting; this
     // test binary sets nothing else, so the variable decides.
     if std::env::var_os(context::NVRTC_ENV).is_some() {
-        eprintln!("SKIPPED: {} is set by the caller", context::NVRTC_ENV);
+        skip::skip("cuda_no_driver::missing_nvrtc_path_is_named", "nvrtc-env-unset", &format!("{} is set by the caller", context::NVRTC_ENV));
         return;
     }
     match context::probe_nvrtc() {

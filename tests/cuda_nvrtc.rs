@@ -1,8 +1,12 @@
 //! Every kernel in `kernels/` compiles with NVRTC to PTX and to an `sm_90` cubin.
 //!
 //! Needs an NVRTC library (CUDA 13): `DYNG_NVRTC_LIB=/path/libnvrtc.so.13` or one on the loader
-//! path. Without one the test prints a notice and passes, unless `DYNG_REQUIRE_NVRTC=1` (set by
-//! `scripts/nvrtc-check.sh`, so that CI really compiles). No GPU is needed.
+//! path. Without one the test records a skip (`tests/common/skip.rs`) and passes, unless
+//! `DYNG_REQUIRE_NVRTC=1` (set by `scripts/nvrtc-check.sh`, so that CI really compiles) or
+//! `DYNG_REQUIRE` lists `nvrtc`. No GPU is needed.
+
+#[path = "common/skip.rs"]
+mod skip;
 
 use dyng::cuda::nvrtc::{self, Output, KERNELS};
 
@@ -16,7 +20,7 @@ fn nvrtc_or_skip() -> bool {
             if std::env::var("DYNG_REQUIRE_NVRTC").is_ok_and(|v| v == "1") {
                 panic!("DYNG_REQUIRE_NVRTC=1 but NVRTC is unavailable: {e}");
             }
-            eprintln!("SKIPPED: no NVRTC library ({e})");
+            skip::skip("cuda_nvrtc (kernel compilation)", skip::NVRTC, &format!("no NVRTC library ({e}); scripts/nvrtc-check.sh installs one"));
             false
         }
     }

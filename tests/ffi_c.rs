@@ -1,6 +1,8 @@
 //! Compiles the C harness `tests/c/harness.c` against the `libdyng.so` of this build and runs it:
 //! every exported function, every error path reachable from C, and concurrent readers on pthreads.
 
+#[path = "common/skip.rs"]
+mod skip;
 mod ffi_support;
 
 use ffi_support::*;
@@ -8,7 +10,7 @@ use ffi_support::*;
 #[test]
 fn c_harness_passes() {
     if !is_linux() {
-        eprintln!("skipped: the C harness build is set up for Linux only");
+        skip::skip("ffi_c::c_harness_passes", "linux", "the C harness build is set up for Linux only");
         return;
     }
     let root = root();

@@ -67,8 +67,7 @@ fn full_groups_through_the_c_abi() {
 
 #[test]
 fn digest_groups_through_the_c_abi() {
-    let Some(shared) = shared_golden() else {
-        println!("notice: usroads-k3 and bremen-k2 skipped: set DYNG_GOLDEN_DIR or provide ../shared/golden");
+    let Some(shared) = shared_golden_or_skip("ffi_golden::digest_groups_through_the_c_abi") else {
         return;
     };
     assert_eq!(replay(&shared.join("usroads-k3")) + replay(&shared.join("bremen-k2")), (6 + 2) * 2);

@@ -347,8 +347,7 @@ fn every_golden_case_through_the_worker() {
 
 #[test]
 fn digest_groups_through_the_worker() {
-    let Some(shared) = shared_golden() else {
-        println!("notice: usroads-k3 and bremen-k2 skipped: set DYNG_GOLDEN_DIR or provide ../shared/golden");
+    let Some(shared) = shared_golden_or_skip("ffi_worker::digest_groups_through_the_worker") else {
         return;
     };
     assert_eq!(compare_groups(&[shared.join("usroads-k3"), shared.join("bremen-k2")]), 6 + 2);

@@ -2,6 +2,9 @@
 //! files (sha256) and the change generator every generated batch of MANIFEST.tsv byte for byte,
 //! with the same summary line. Skipped, with a notice, when the shared folder is missing.
 
+#[path = "common/skip.rs"]
+mod skip;
+
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -11,11 +14,10 @@ use dyng::io::CsrText;
 use dyng::{Batch, Csr, WeightLayout};
 use sha2::{Digest, Sha256};
 
-/// `DYNG_SHARED_DIR`, else `/work/shared`, else `../shared` next to the crate.
+/// `DYNG_SHARED_DIR`, else `../shared` next to the crate.
 fn shared_dir() -> Option<PathBuf> {
     let candidates = [
         std::env::var_os("DYNG_SHARED_DIR").map(PathBuf::from),
-        Some(PathBuf::from("/work/shared")),
         Some(Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared")),
     ];
     let found = candidates
@@ -23,9 +25,7 @@ fn shared_dir() -> Option<PathBuf> {
         .flatten()
         .find(|p| p.join("golden/MANIFEST.tsv").is_file());
     if found.is_none() {
-        println!(
-            "NOTICE: shared folder not found (set DYNG_SHARED_DIR); golden generator tests skipped"
-        );
+        skip::skip("generators (against the golden corpus)", skip::GOLDEN, "the shared folder is not here: set DYNG_SHARED_DIR or provide ../shared");
     }
     found
 }

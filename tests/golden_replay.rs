@@ -3,7 +3,7 @@
 //!
 //! The full-output groups travel with the project (`tests/golden`); the large digest-only groups
 //! (`usroads-k3`, `bremen-k2`, `special`) are read from `$DYNG_GOLDEN_DIR` or `../shared/golden`
-//! and skipped with a notice when absent.
+//! and skipped when absent (a recorded skip: `tests/common/skip.rs`).
 
 mod common;
 
@@ -121,13 +121,7 @@ fn small_group() {
 }
 
 fn shared_group(name: &str) -> Option<std::path::PathBuf> {
-    match shared_golden() {
-        Some(g) => Some(g.join(name)),
-        None => {
-            println!("notice: the digest-only group {name} is skipped: set DYNG_GOLDEN_DIR or provide ../shared/golden");
-            None
-        }
-    }
+    shared_golden_or_skip(&format!("golden_replay: the {name} group")).map(|g| g.join(name))
 }
 
 #[test]

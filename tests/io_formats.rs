@@ -2,6 +2,9 @@
 //! after writing, the lenient case, the error cases, the Bremen DIMACS conversion) and against
 //! random bytes (readers return `Ok` or `Err`, never panic). Corpus tests skip when it is absent.
 
+#[path = "common/skip.rs"]
+mod skip;
+
 use std::path::{Path, PathBuf};
 
 use dyng::io::csr_text::{read_csr_triplet, triplet_paths, write_csr_triplet};
@@ -11,7 +14,7 @@ use dyng::{Batch, Error};
 use proptest::prelude::*;
 use sha2::{Digest, Sha256};
 
-/// The shared folder: `$DYNG_SHARED_DIR`, `../shared` next to the crate, or `/work/shared`.
+/// The shared folder: `$DYNG_SHARED_DIR`, `../shared` or `shared` next to the crate.
 fn shared_dir() -> Option<PathBuf> {
     let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut candidates: Vec<PathBuf> = std::env::var_os("DYNG_SHARED_DIR")
@@ -20,10 +23,9 @@ fn shared_dir() -> Option<PathBuf> {
         .collect();
     candidates.push(manifest.join("../shared"));
     candidates.push(manifest.join("shared"));
-    candidates.push(PathBuf::from("/work/shared"));
     let found = candidates.into_iter().find(|p| p.join("golden").is_dir());
     if found.is_none() {
-        eprintln!("notice: shared/golden not found (set DYNG_SHARED_DIR); skipping corpus tests");
+        skip::skip("io_formats (the corpus tests)", skip::GOLDEN, "the shared folder is not here: set DYNG_SHARED_DIR or provide ../shared");
     }
     found
 }

@@ -9,6 +9,8 @@
 //! fails), the test prints a notice and returns: a legitimate skip, since the property cannot
 //! be set up there, not a pass of it.
 
+#[path = "common/skip.rs"]
+mod skip;
 mod worker_util;
 
 use dyng::worker::{kind, Client};
@@ -67,7 +69,7 @@ fn role_small_shm() {
 #[test]
 fn replies_larger_than_dev_shm_work_in_a_private_mount_namespace() {
     if !Command::new("unshare").args(["-Urm", "true"]).status().is_ok_and(|s| s.success()) {
-        println!("notice: T19 skipped: unprivileged user and mount namespaces are unavailable (`unshare -Urm true` failed)");
+        skip::skip("worker_small_shm (T19)", "namespaces", "unprivileged user and mount namespaces are unavailable (`unshare -Urm true` failed)");
         return;
     }
     let exe = std::env::current_exe().unwrap();

@@ -137,7 +137,7 @@ main() {
     result driver PASS "$(first_line '^CUDA driver' "$OUT/logs/driver.log")"
     # As the original MOSP-CUDA does: modules load when the context is made, not on first launch.
     export CUDA_MODULE_LOADING="${CUDA_MODULE_LOADING:-EAGER}"
-    export DYNG_REQUIRE_GPU=1
+    export DYNG_REQUIRE="${DYNG_REQUIRE:+$DYNG_REQUIRE,}gpu"
 
     header "gpu-tests: the engine against a canonical Dijkstra (must not skip)"
     local others=() t

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod capi;
+pub mod skip;
 pub mod trees;
 
 use sha2::{Digest, Sha256};
@@ -69,6 +70,15 @@ pub fn shared_golden() -> Option<PathBuf> {
         Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/golden")),
     ];
     candidates.into_iter().flatten().find(|p| p.join("MANIFEST.tsv").exists())
+}
+
+/// [`shared_golden`], or a recorded skip of `test` (see `skip.rs`) when the corpus is absent.
+pub fn shared_golden_or_skip(test: &str) -> Option<PathBuf> {
+    let found = shared_golden();
+    if found.is_none() {
+        skip::skip_golden(test);
+    }
+    found
 }
 
 /// Every case folder (holding cmd.txt) under `group`, sorted.
