@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Compiles every kernel in kernels/ with NVRTC 13.0 (PTX and sm_90 cubin). No GPU needed.
-# Installs the pinned NVRTC wheel into $DYNG_NVRTC_DIR (default ~/.cache/dyng-nvrtc; pip --target), points
+# Finds the pinned NVRTC wheel in $DYNG_NVRTC_DIR (scripts/setup.sh's venv when run by test-all.sh;
+# default ~/.cache/dyng-nvrtc, installed there with pip --target when missing), points
 # dyng at it and runs tests/cuda_nvrtc.rs with DYNG_REQUIRE_NVRTC=1, so a missing library FAILS
 # here instead of skipping.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-WHEEL="nvidia-cuda-nvrtc==13.0.88"
+# The pin lives in the test suite's Python requirements (scripts/setup.sh installs them).
+WHEEL="$(grep -m1 '^nvidia-cuda-nvrtc==' scripts/requirements-test.txt)"
 TARGET="${DYNG_NVRTC_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/dyng-nvrtc}"
 PYTHON="${PYTHON:-python3}"
 

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The project as a user gets it: a fresh copy of the tree (the files git tracks or would track,
+# nothing ignored, no ../shared beside it, no DYNG_* variables), where the README's commands run
+# as written:
+#   1. "Run the main job" (cargo run --release -- demo): it needs the bundled data only;
+#   2. "The C library": install.sh, then the cmake/ctest line (the prefix /opt/dyng replaced by
+#      a temporary one);
+#   3. a digest-only golden group: without the corpus it is a recorded skip (DYNG_SKIP_LOG),
+#      and with DYNG_REQUIRE=golden a failure;
+#   4. scripts/ffi-check.sh in the copy: staged install, CMake, pkg-config (rpath and static
+#      link), the installed CLI and worker isolation from the installed library, a moved and a
+#      multiarch install, Python, AddressSanitizer.
+# Also checks, in this tree, that `cargo package` has nothing to warn about and that the README's
+# cmake build folder is ignored by git.
+# The copy is built in target/fresh-clone/target (kept between runs, so only dyng itself is
+# rebuilt); DYNG_FRESH_DIR moves it. The golden corpus, when this tree has one, is passed to
+# ffi-check for its optional usroads example only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+fresh="${DYNG_FRESH_DIR:-$root/target/fresh-clone}"
+copy="$fresh/dyng"
+
+echo "== package metadata and ignores"
+if cargo package --list --allow-dirty 2>&1 >/dev/null | grep -i "warning"; then
+    echo "FAIL: cargo package warns (above)" >&2
+    exit 1
+fi
+git check-ignore -q build || { echo "FAIL: the README's build/ folder is not ignored by git" >&2; exit 1; }
+
+echo "== copying the tree to $copy"
+rm -rf "$copy"
+mkdir -p "$copy"
+git ls-files -z --cached --others --exclude-standard |
+    while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+    tar --null -T - -cf - | tar -xf - -C "$copy"
+
+shared=""
+for d in "${DYNG_SHARED_DIR:-}" "$root/shared" "$root/../shared"; do
+    if [ -n "$d" ] && [ -d "$d/golden" ]; then shared="$(cd "$d" && pwd)"; break; fi
+done
+# A user's environment: none of the project's variables, the copy's own target folder.
+unset DYNG_GOLDEN_DIR DYNG_SHARED_DIR DYNG_WORKER DYNG_NVRTC_LIB LD_LIBRARY_PATH
+export CARGO_TARGET_DIR="$fresh/target"
+
+# The shell lines of the first ```sh block after the README heading "$1".
+readme_block() {
+    awk -v head="$1" '
+        $0 == head { found = 1; next }
+        found && /^```sh/ { inside = 1; next }
+        inside && /^```/ { exit }
+        inside { sub(/[[:space:]]+#.*$/, ""); if ($0 ~ /^[[:space:]]*#/ || $0 ~ /^[[:space:]]*$/) next; print }
+    ' README.md
+}
+
+cd "$copy"
+main_job="$(readme_block "## Run the main job")"
+[ -n "$main_job" ] || { echo "FAIL: no command under 'Run the main job' in README.md" >&2; exit 1; }
+echo "== README, the main job: $main_job"
+bash -euo pipefail -c "$main_job" | tee "$fresh/demo.out"
+grep -q "^dyng demo: " "$fresh/demo.out" || { echo "FAIL: the demo printed no summary" >&2; exit 1; }
+
+prefix="$fresh/prefix"
+rm -rf "$prefix" build
+c_library="$(readme_block "## The C library" | sed "s|/opt/dyng|$prefix|g")"
+[ -n "$c_library" ] || { echo "FAIL: no commands under 'The C library' in README.md" >&2; exit 1; }
+echo "== README, the C library:"
+echo "$c_library"
+bash -euo pipefail -c "$c_library"
+
+# Without the golden corpus a digest-only group is a recorded skip, and a failure when required.
+echo "== a golden group without the corpus: a visible skip"
+skips="$fresh/skips.log"
+rm -f "$skips"
+DYNG_SKIP_LOG="$skips" cargo test --release --quiet --test golden_replay usroads_group
+grep -q "^golden_replay: the usroads-k3 group	golden	" "$skips" ||
+    { echo "FAIL: the skipped usroads group was not recorded in DYNG_SKIP_LOG" >&2; exit 1; }
+if DYNG_REQUIRE=golden cargo test --release --quiet --test golden_replay usroads_group >"$fresh/required.log" 2>&1; then
+    echo "FAIL: DYNG_REQUIRE=golden did not make the skip a failure" >&2
+    exit 1
+fi
+grep -q "needs golden, which DYNG_REQUIRE lists" "$fresh/required.log" ||
+    { cat "$fresh/required.log"; echo "FAIL: the required skip failed for another reason" >&2; exit 1; }
+
+echo "== scripts/ffi-check.sh in the copy"
+DYNG_SHARED_DIR="$shared" bash scripts/ffi-check.sh
+echo "== fresh-clone-check: PASS"
