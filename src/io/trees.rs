@@ -60,7 +60,8 @@ fn read_records<T: Copy>(
             Error::parse(path, vt.line, vt.col, msg)
         })?;
         if seen[idx] {
-            let msg = format!("Vertex {v} listed twice in {file}: {}", path.display());
+            // The location prefix names the path (once).
+            let msg = format!("Vertex {v} listed twice in {file}");
             return Err(Error::parse(path, vt.line, vt.col, msg));
         }
         seen[idx] = true;
@@ -69,10 +70,7 @@ fn read_records<T: Copy>(
     }
     if count != n {
         let missing = seen.iter().position(|s| !s).unwrap_or(0);
-        let msg = format!(
-            "{file} lists {count} of {n} vertices: {} (vertex {missing} is missing)",
-            path.display()
-        );
+        let msg = format!("{file} lists {count} of {n} vertices (vertex {missing} is missing)");
         return Err(Error::parse(path, 0, 0, msg));
     }
     Ok(out)
@@ -223,8 +221,11 @@ mod tests {
         assert!(dist_err("0 0\n1 inf\n", 2, "e1").contains("Invalid line in distances file"));
         assert!(dist_err("0 0\n1 -3\n", 2, "e2").contains("Negative distance in distances file"));
         let e = dist_err("0 0\n", 2, "e3");
-        assert!(e.contains("distances file lists 1 of 2 vertices"), "{e}");
-        assert!(dist_err("0 0\n0 1\n", 2, "e4").contains("Vertex 0 listed twice in distances file"));
+        assert!(e.contains("distances file lists 1 of 2 vertices (vertex 1 is missing)"), "{e}");
+        assert_eq!(e.matches("dyng-trees-").count(), 1, "the path once: {e}");
+        let e = dist_err("0 0\n0 1\n", 2, "e4");
+        assert!(e.contains(":2:1: Vertex 0 listed twice in distances file"), "{e}");
+        assert_eq!(e.matches("dyng-trees-").count(), 1, "the path once: {e}");
         let e = dist_err("0\n0\n1 1\n", 2, "e5");
         assert!(e.contains("Invalid line") && e.contains(":1:2:"), "{e}");
         assert!(dist_err("0 0 1\n", 2, "e6").contains("Invalid line"));
