@@ -167,9 +167,9 @@ fn check_options(g: &Csr, opt: &ChangeOptions) -> Result<()> {
     }
 }
 
-/// (insertions, deletions, reweights): `llround(N * pct / 100)` clamped to [0, N] insertions for
-/// Uniform and Targeted, N reweights otherwise.
-fn change_counts(opt: &ChangeOptions) -> (usize, usize, usize) {
+/// (insertions, deletions, reweights) the options ask for: `llround(N * pct / 100)` clamped to
+/// [0, N] insertions for Uniform and Targeted, N reweights otherwise.
+pub fn change_counts(opt: &ChangeOptions) -> (usize, usize, usize) {
     let n = opt.changes;
     match opt.mode {
         ChangeMode::Uniform | ChangeMode::Targeted => {

@@ -3,7 +3,7 @@
 //! `dyng mosp` and `dyng prep` are drop-in replacements for the original `mosp` and `mospPrep`
 //! drivers (same files, same report lines); `dyng demo` runs the main job on the bundled US
 //! highway network; `dyng bench` measures. Errors go to stderr as `Error: ...` with exit code 1;
-//! usage errors exit 2.
+//! usage errors exit 2 (clap's, and options the input cannot honour, found after reading it).
 
 mod bench;
 mod demo;
@@ -35,6 +35,39 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Measure updates against recomputing (writes bench-results/<suite>.{json,md,svg}).
     Bench(bench::BenchArgs),
+}
+
+/// Why a command failed: a usage error found after parsing (an option the input cannot honour;
+/// exit 2, like clap's own), or any other error (exit 1).
+#[derive(Debug)]
+pub enum Failure {
+    Usage(String),
+    Error(dyng::Error),
+}
+
+impl From<dyng::Error> for Failure {
+    fn from(e: dyng::Error) -> Self {
+        Failure::Error(e)
+    }
+}
+
+impl Failure {
+    /// The exit code: 2 for usage errors, 1 otherwise.
+    pub fn code(&self) -> u8 {
+        match self {
+            Failure::Usage(_) => 2,
+            Failure::Error(_) => 1,
+        }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Usage(m) => f.write_str(m),
+            Failure::Error(e) => write!(f, "{e}"),
+        }
+    }
 }
 
 /// Engine selection shared by the subcommands.
@@ -69,15 +102,15 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::Mosp(args) => mosp::run(args),
-        Command::Prep(cmd) => prep::run(cmd),
-        Command::Demo(args) => demo::run(args),
-        Command::Bench(args) => bench::run(args),
+        Command::Prep(cmd) => prep::run(cmd).map_err(Failure::from),
+        Command::Demo(args) => demo::run(args).map_err(Failure::from),
+        Command::Bench(args) => bench::run(args).map_err(Failure::from),
     };
     match outcome {
         Ok(code) => code,
-        Err(e) => {
-            eprintln!("Error: {e}");
-            ExitCode::from(1)
+        Err(f) => {
+            eprintln!("Error: {f}");
+            ExitCode::from(f.code())
         }
     }
 }

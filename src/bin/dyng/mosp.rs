@@ -6,7 +6,7 @@
 
 use crate::fmt::{ms_since, ns_to_ms};
 use crate::progress::spinner;
-use crate::{resources, BackendArg};
+use crate::{resources, BackendArg, Failure};
 use clap::{Args, ValueEnum};
 use dyng::io::case::{read_mosp_inputs, CasePaths};
 use dyng::io::outputs::{self, mosp_stats_text};
@@ -34,7 +34,9 @@ pub struct MospArgs {
     /// Folder with obj<k>/distancesOriginal.txt and obj<k>/SSSPTreeOriginal.txt.
     #[arg(long)]
     pub init: PathBuf,
-    /// Objectives used (1..=64); default all objectives of the graph.
+    /// Objectives used: the first K of the graph's (as the original; K above the graph's is
+    /// refused, where the original silently used all); default all. An edgeless graph takes
+    /// its K from here.
     #[arg(short = 'k', value_parser = clap::value_parser!(u32).range(1..=64))]
     pub k: Option<u32>,
     /// Source vertex of the trees.
@@ -70,6 +72,9 @@ pub struct MospArgs {
     /// Write the deterministic counters as key=value lines (the golden corpus' stats.txt keys).
     #[arg(long)]
     pub stats: Option<PathBuf>,
+    /// Engine: `parallel` (all cores, or --threads), `sequential` (the single-threaded
+    /// reference) or `cuda` (needs an NVIDIA driver and NVRTC 13). Every engine writes the same
+    /// files.
     #[arg(long, value_enum, default_value = "parallel")]
     pub backend: BackendArg,
     /// Run the adoption and the update in this process or in a `dyng-worker` process.
@@ -80,7 +85,7 @@ pub struct MospArgs {
     pub threads: usize,
 }
 
-pub fn run(args: MospArgs) -> dyng::Result<ExitCode> {
+pub fn run(args: MospArgs) -> Result<ExitCode, Failure> {
     let t_start = Instant::now();
     let mut timing = Timing::new();
     let res = resources(args.backend, args.threads)?;
@@ -91,7 +96,11 @@ pub fn run(args: MospArgs) -> dyng::Result<ExitCode> {
         init: &args.init,
         cache: args.cache.as_deref(),
     };
-    let mut inp = read_mosp_inputs(&paths, args.k.map(|k| k as usize), args.source as usize)?;
+    let mut inp = read_mosp_inputs(&paths, args.k.map(|k| k as usize), args.source as usize)
+        .map_err(|e| crate::prep::explain_prefix(&args.graph, e))?;
+    if let Some(k) = args.k {
+        crate::prep::check_k(k as usize, inp.graph.k())?;
+    }
     let read_ms = ms_since(t_start);
     timing.stage("read_graph", ns_to_ms(inp.read_graph_ns));
     timing.stage("read_changes_and_trees", ns_to_ms(inp.read_changes_and_trees_ns));
