@@ -37,3 +37,9 @@ pub fn eprint_line(pb: &ProgressBar, line: &str) {
         pb.println(line);
     }
 }
+
+/// Prints `line` on stdout with the bar cleared first and drawn again after, so that a result
+/// line never shares a line with a spinner (hidden bars just print).
+pub fn print_line(pb: &ProgressBar, line: &str) {
+    pb.suspend(|| println!("{line}"));
+}
