@@ -1,7 +1,7 @@
 /*
- * A MOSP-style codebase keeps its own graph (one CSR per objective) and its own tree arrays, and
- * applies each batch itself; it only calls dyng for the per-objective update
- * (dyng_sosp_update_arrays, the drop-in for sospUpdateCpu). Here the initial trees come from
+ * A program that keeps its own graph (one CSR per objective) and its own tree arrays, and applies
+ * each batch itself, only calls dyng for the per-objective update (dyng_sosp_update_arrays, the
+ * drop-in entry point of docs/c-api.md). Here the initial trees come from
  * dyng_sssp_compute + dyng_result_copy; the batch is applied by hand below.
  */
 #include <dyng.h>

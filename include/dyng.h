@@ -1,7 +1,7 @@
 /*
  * dyng: keeps shortest-path trees up to date on dynamic graphs -- the C ABI.
  *
- * Conventions (spec/c-api.md section 1):
+ * Conventions (docs/c-api.md explains them, the handles, batches, results and file formats):
  * - Every fallible function returns dyng_status_t: DYNG_OK (0) or a DYNG_ERR_* code;
  *   dyng_last_error_message() then holds this thread's message naming argument, value and rule.
  * - Out-parameters are written only on DYNG_OK; inputs are never modified unless documented.
@@ -105,15 +105,17 @@
 #define DYNG_FALLBACK_ADAPTIVE_COUNTED 3
 
 /**
- * Graph file format: the MOSP CSR text triplet; `path` is the prefix P of `PRowPtr.txt`,
- * `PColInd.txt`, `PValues.txt`.
+ * Graph file format: the CSR text triplet (docs/formats.md); `path` is the prefix P of
+ * `PRowPtr.txt`, `PColInd.txt`, `PValues.txt`.
  */
 #define DYNG_FORMAT_CSR_TEXT 0
 
 /**
- * Graph file format: Matrix Market (pattern or valued), converted with the original MOSP rule
- * (both directions, sorted, deduplicated, K random weights in [weight_min, weight_max] drawn from
- * mt19937(seed)).
+ * Graph file format: a Matrix Market `coordinate` file (pattern, integer or real), converted
+ * with the MOSP rule of docs/formats.md: both directions of a symmetric entry, edges sorted and
+ * deduplicated, self-loops dropped, K random weights in [weight_min, weight_max] drawn from
+ * mt19937(seed) (the file's values are ignored). A file with entries outside the matrix, an
+ * entry count other than its size line's, or an array or complex banner is refused.
  */
 #define DYNG_FORMAT_MATRIX_MARKET 1
 
@@ -135,7 +137,10 @@
 #define DYNG_ARRAY_PARENTS 1
 
 /**
- * Result array: MOSP combined-graph distances in units of 1/L (`int64_t`, n entries).
+ * Result array: MOSP combined-graph distances (`int64_t`, n entries): the MOSP tree's path
+ * lengths in the combined graph, whose edge weights are scaled by L = the least common multiple
+ * of the preferences (1 with the default all-ones preferences), so a distance d stands for d / L
+ * of the unscaled weights (docs/formats.md, "The MOSP result").
  */
 #define DYNG_ARRAY_COMBINED_DISTANCES 2
 
@@ -218,7 +223,9 @@ typedef int32_t dyng_status_t;
 
 /**
  * A batch of changes (borrowed for the call): insertions (upserts with K edge-major weights each)
- * and deletions, with MOSP semantics. Thread safety: plain data; dyng only reads it.
+ * and deletions, applied as docs/formats.md says (all deletions first, each removing the first
+ * remaining copy of its edge; then each insertion overwrites the weights of an existing edge or
+ * appends a new one). Thread safety: plain data; dyng only reads it.
  */
 typedef struct dyng_batch_t {
   /**
@@ -412,7 +419,8 @@ typedef struct dyng_resources_options_t {
    */
   uint32_t isolation;
   /**
-   * Worker executable; NULL = `$DYNG_WORKER`, else `dyng-worker` beside the library.
+   * Worker executable; NULL = `$DYNG_WORKER`, else `dyng/dyng-worker` or `dyng-worker` beside
+   * the library (an installed library has it in `LIBDIR/dyng/`).
    */
   const char *worker_path;
   /**
@@ -436,7 +444,9 @@ typedef struct dyng_resources_options_t {
 } dyng_resources_options_t;
 
 /**
- * Counters of one update (or static solve). Thread safety: plain data.
+ * Counters of one update (or static solve) of one result. For a MOSP result each counter is the
+ * sum over its K objectives (`affected` can reach K x n) and `fallback_used` is set if any
+ * objective recomputed. Start from `dyng_update_stats_default()`. Thread safety: plain data.
  */
 typedef struct dyng_update_stats_t {
   /**
@@ -444,11 +454,13 @@ typedef struct dyng_update_stats_t {
    */
   size_t struct_size;
   /**
-   * Vertices whose old tree path contained a deleted or heavier tree edge.
+   * Vertices whose old tree path contained a deleted or heavier tree edge (MOSP: summed over
+   * the objectives). Where the adaptive policy recomputed before walking the tree, an
+   * estimate (see `DYNG_FALLBACK_ADAPTIVE`).
    */
   int64_t invalidated;
   /**
-   * Vertices whose distance or parent changed.
+   * Vertices whose distance or parent changed (MOSP: summed over the objectives).
    */
   int64_t affected;
   /**
@@ -484,7 +496,8 @@ typedef struct dyng_sssp_options_t {
    */
   size_t struct_size;
   /**
-   * Bucket width of the near-far search; 0 = the originals' default for the objective.
+   * Bucket width of the near-far search (speed only, never the result); 0 = the default,
+   * 32 x the objective's average weight / the graph's average out-degree.
    */
   int64_t delta;
   /**
@@ -562,7 +575,9 @@ typedef struct dyng_result_info_t {
    */
   uint64_t graph_version;
   /**
-   * Counters of the last compute or update (MOSP: summed over its K objectives).
+   * Counters of the last compute or update. MOSP: each counter summed over its K objectives
+   * (so `affected` and `invalidated` can exceed n), `fallback_used` if any objective fell
+   * back.
    */
   struct dyng_update_stats_t last_stats;
 } dyng_result_info_t;
@@ -782,9 +797,12 @@ void dyng_graph_free(struct dyng_graph_t *g);
 struct dyng_resources_options_t dyng_resources_options_default(void);
 
 /**
- * Creates a resources handle from `opt` (NULL = defaults) into `*out`. CUDA returns
- * `DYNG_ERR_NOT_SUPPORTED` in this build. With `DYNG_ISOLATION_WORKER` the worker executable is
- * located now (`DYNG_ERR_NOT_SUPPORTED` if none is found) and spawned on first use or by
+ * Creates a resources handle from `opt` (NULL = defaults) into `*out`. `DYNG_BACKEND_CUDA` loads
+ * the NVIDIA driver and NVRTC 13 at run time: without them (or without a device) the call
+ * returns `DYNG_ERR_NOT_SUPPORTED`, naming what is missing (`dyng_backend_available` asks first).
+ * With `DYNG_ISOLATION_WORKER` the worker executable is located now (`worker_path`, else
+ * `$DYNG_WORKER`, else `dyng/dyng-worker` or `dyng-worker` beside the library;
+ * `DYNG_ERR_NOT_SUPPORTED` if none is found) and spawned on first use or by
  * `dyng_resources_warm_up`; clones share it; the worker runs `backend` (the parallel backend
  * on all of the worker's cores: `num_threads` is not passed on). Thread safety: thread-safe.
  *
@@ -905,7 +923,7 @@ dyng_status_t dyng_mosp_compute(const struct dyng_resources_t *res,
  * `source`. With `canonicalize`, parents first move to the lowest-id tight in-neighbour. The
  * arrays are copied. On a graph resident in a worker the arrays are sent to it (ADOPT_SSSP) and
  * checked there by the same code, with the same errors. The result updates under
- * `DYNG_FALLBACK_ADAPTIVE_COUNTED` (exact counters, as the originals print them). Thread safety:
+ * `DYNG_FALLBACK_ADAPTIVE_COUNTED` (exact counters, as the drop-in driver prints them). Thread safety:
  * thread-safe on a graph nobody updates.
  *
  * # Safety
@@ -924,7 +942,7 @@ dyng_status_t dyng_sssp_from_arrays(const struct dyng_resources_t *res,
 /**
  * Builds a MOSP result `*out` from `k` SSSP results of `g`'s current state, one per objective
  * 0..k-1 in that order and all from `source` (typically adopted with `dyng_sssp_from_arrays`, as a
- * MOSP-style program holding its own trees does): the trees are copied, then combined (combined
+ * program holding its own trees does): the trees are copied, then combined (combined
  * graph, MOSP tree, path costs). `preferences` is NULL (all ones) or holds `num_preferences` = k
  * values >= 1 with lcm <= 2^20. The SSSP results stay valid and independent. On a graph resident
  * in a worker the trees must be its results: they are checked host-side as in-process, their
@@ -1005,7 +1023,8 @@ dyng_status_t dyng_result_path(const struct dyng_result_t *r,
 void dyng_result_free(struct dyng_result_t *r);
 
 /**
- * Updates one objective's tree on caller-owned arrays (the originals' `sospUpdateCpu` contract):
+ * Updates one objective's tree on caller-owned arrays, for programs that apply batches to their own
+ * graph (the drop-in contract, docs/c-api.md "Updating caller-owned arrays"):
  * `updated_graph_one_objective` is the graph AFTER the batch with K = 1; `changed_src/dst` list
  * every deleted edge and every inserted or re-weighted edge; `insert_heads` the heads of all
  * insertions; `delta` <= 0 = the default; `max_weight` the largest weight before the batch (used

@@ -14,7 +14,9 @@ use crate::graph::{Batch, BatchView};
 use crate::io;
 
 /// A batch of changes (borrowed for the call): insertions (upserts with K edge-major weights each)
-/// and deletions, with MOSP semantics. Thread safety: plain data; dyng only reads it.
+/// and deletions, applied as docs/formats.md says (all deletions first, each removing the first
+/// remaining copy of its edge; then each insertion overwrites the weights of an existing edge or
+/// appends a new one). Thread safety: plain data; dyng only reads it.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct dyng_batch_t {

@@ -84,12 +84,14 @@ pub const DYNG_FALLBACK_ALWAYS: u32 = 2;
 /// by `dyng_sssp_from_arrays` run this policy, in process and through the worker.
 pub const DYNG_FALLBACK_ADAPTIVE_COUNTED: u32 = 3;
 
-/// Graph file format: the MOSP CSR text triplet; `path` is the prefix P of `PRowPtr.txt`,
-/// `PColInd.txt`, `PValues.txt`.
+/// Graph file format: the CSR text triplet (docs/formats.md); `path` is the prefix P of
+/// `PRowPtr.txt`, `PColInd.txt`, `PValues.txt`.
 pub const DYNG_FORMAT_CSR_TEXT: u32 = 0;
-/// Graph file format: Matrix Market (pattern or valued), converted with the original MOSP rule
-/// (both directions, sorted, deduplicated, K random weights in [weight_min, weight_max] drawn from
-/// mt19937(seed)).
+/// Graph file format: a Matrix Market `coordinate` file (pattern, integer or real), converted
+/// with the MOSP rule of docs/formats.md: both directions of a symmetric entry, edges sorted and
+/// deduplicated, self-loops dropped, K random weights in [weight_min, weight_max] drawn from
+/// mt19937(seed) (the file's values are ignored). A file with entries outside the matrix, an
+/// entry count other than its size line's, or an array or complex banner is refused.
 pub const DYNG_FORMAT_MATRIX_MARKET: u32 = 1;
 /// Graph file format: DIMACS-style `.gr` arc lists, one file per objective: `path` gives objective 0,
 /// `dyng_read_options_t.more_paths` objectives 1, 2, ...; all files list the same arcs in the same
@@ -100,7 +102,10 @@ pub const DYNG_FORMAT_DIMACS: u32 = 2;
 pub const DYNG_ARRAY_DISTANCES: u32 = 0;
 /// Result array: parents of objective k's tree (`int32_t`, n entries, -1 = none).
 pub const DYNG_ARRAY_PARENTS: u32 = 1;
-/// Result array: MOSP combined-graph distances in units of 1/L (`int64_t`, n entries).
+/// Result array: MOSP combined-graph distances (`int64_t`, n entries): the MOSP tree's path
+/// lengths in the combined graph, whose edge weights are scaled by L = the least common multiple
+/// of the preferences (1 with the default all-ones preferences), so a distance d stands for d / L
+/// of the unscaled weights (docs/formats.md, "The MOSP result").
 pub const DYNG_ARRAY_COMBINED_DISTANCES: u32 = 2;
 /// Result array: the MOSP tree's parents (`int32_t`, n entries).
 pub const DYNG_ARRAY_COMBINED_PARENTS: u32 = 3;

@@ -2,7 +2,7 @@
 //!
 //! Every exported function runs through `boundary::guard` (panics caught, errors mapped to a
 //! stable `dyng_status_t`, the message kept per thread), checks its pointers, enums and handle tags,
-//! and writes outputs only on success. Conventions and names follow `spec/c-api.md`; there is one
+//! and writes outputs only on success. Conventions and names are those of `docs/c-api.md`; there is one
 //! file per handle type. The header is generated from this module by cbindgen.
 
 #![allow(non_camel_case_types)]

@@ -53,7 +53,8 @@ pub struct dyng_resources_options_t {
     pub stream: *mut c_void,
     /// `DYNG_ISOLATION_IN_PROCESS` (default) or `DYNG_ISOLATION_WORKER`.
     pub isolation: u32,
-    /// Worker executable; NULL = `$DYNG_WORKER`, else `dyng-worker` beside the library.
+    /// Worker executable; NULL = `$DYNG_WORKER`, else `dyng/dyng-worker` or `dyng-worker` beside
+    /// the library (an installed library has it in `LIBDIR/dyng/`).
     pub worker_path: *const c_char,
     /// Milliseconds to wait for the worker's handshake; 0 = the default (30 s).
     pub worker_start_timeout_ms: u32,
@@ -214,9 +215,12 @@ pub extern "C" fn dyng_resources_options_default() -> dyng_resources_options_t {
     dyng_resources_options_t::defaults()
 }
 
-/// Creates a resources handle from `opt` (NULL = defaults) into `*out`. CUDA returns
-/// `DYNG_ERR_NOT_SUPPORTED` in this build. With `DYNG_ISOLATION_WORKER` the worker executable is
-/// located now (`DYNG_ERR_NOT_SUPPORTED` if none is found) and spawned on first use or by
+/// Creates a resources handle from `opt` (NULL = defaults) into `*out`. `DYNG_BACKEND_CUDA` loads
+/// the NVIDIA driver and NVRTC 13 at run time: without them (or without a device) the call
+/// returns `DYNG_ERR_NOT_SUPPORTED`, naming what is missing (`dyng_backend_available` asks first).
+/// With `DYNG_ISOLATION_WORKER` the worker executable is located now (`worker_path`, else
+/// `$DYNG_WORKER`, else `dyng/dyng-worker` or `dyng-worker` beside the library;
+/// `DYNG_ERR_NOT_SUPPORTED` if none is found) and spawned on first use or by
 /// `dyng_resources_warm_up`; clones share it; the worker runs `backend` (the parallel backend
 /// on all of the worker's cores: `num_threads` is not passed on). Thread safety: thread-safe.
 ///

@@ -48,15 +48,19 @@ pub(crate) struct ResultHandle {
 
 impl_handle!(dyng_result_t => ResultHandle, 0xD1A6_0004_2E50_0C35);
 
-/// Counters of one update (or static solve). Thread safety: plain data.
+/// Counters of one update (or static solve) of one result. For a MOSP result each counter is the
+/// sum over its K objectives (`affected` can reach K x n) and `fallback_used` is set if any
+/// objective recomputed. Start from `dyng_update_stats_default()`. Thread safety: plain data.
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 pub struct dyng_update_stats_t {
     /// `sizeof(dyng_update_stats_t)`; dyng sets it to the bytes it filled.
     pub struct_size: usize,
-    /// Vertices whose old tree path contained a deleted or heavier tree edge.
+    /// Vertices whose old tree path contained a deleted or heavier tree edge (MOSP: summed over
+    /// the objectives). Where the adaptive policy recomputed before walking the tree, an
+    /// estimate (see `DYNG_FALLBACK_ADAPTIVE`).
     pub invalidated: i64,
-    /// Vertices whose distance or parent changed.
+    /// Vertices whose distance or parent changed (MOSP: summed over the objectives).
     pub affected: i64,
     /// Push rounds over a non-empty near list (bucket queue of a one-thread parallel run:
     /// distances expanded).
@@ -94,7 +98,8 @@ pub(crate) fn stats_to_c(s: &UpdateStats) -> dyng_update_stats_t {
 pub struct dyng_sssp_options_t {
     /// `sizeof(dyng_sssp_options_t)`.
     pub struct_size: usize,
-    /// Bucket width of the near-far search; 0 = the originals' default for the objective.
+    /// Bucket width of the near-far search (speed only, never the result); 0 = the default,
+    /// 32 x the objective's average weight / the graph's average out-degree.
     pub delta: i64,
     /// Adaptive-update policy: `DYNG_FALLBACK_ADAPTIVE` (default), `DYNG_FALLBACK_NEVER`,
     /// `DYNG_FALLBACK_ALWAYS` or `DYNG_FALLBACK_ADAPTIVE_COUNTED`.
@@ -169,7 +174,9 @@ pub struct dyng_result_info_t {
     pub n: usize,
     /// The graph version the result belongs to.
     pub graph_version: u64,
-    /// Counters of the last compute or update (MOSP: summed over its K objectives).
+    /// Counters of the last compute or update. MOSP: each counter summed over its K objectives
+    /// (so `affected` and `invalidated` can exceed n), `fallback_used` if any objective fell
+    /// back.
     pub last_stats: dyng_update_stats_t,
 }
 
@@ -346,7 +353,7 @@ pub unsafe extern "C" fn dyng_mosp_compute(
 /// `source`. With `canonicalize`, parents first move to the lowest-id tight in-neighbour. The
 /// arrays are copied. On a graph resident in a worker the arrays are sent to it (ADOPT_SSSP) and
 /// checked there by the same code, with the same errors. The result updates under
-/// `DYNG_FALLBACK_ADAPTIVE_COUNTED` (exact counters, as the originals print them). Thread safety:
+/// `DYNG_FALLBACK_ADAPTIVE_COUNTED` (exact counters, as the drop-in driver prints them). Thread safety:
 /// thread-safe on a graph nobody updates.
 ///
 /// # Safety
@@ -393,7 +400,7 @@ pub unsafe extern "C" fn dyng_sssp_from_arrays(
 
 /// Builds a MOSP result `*out` from `k` SSSP results of `g`'s current state, one per objective
 /// 0..k-1 in that order and all from `source` (typically adopted with `dyng_sssp_from_arrays`, as a
-/// MOSP-style program holding its own trees does): the trees are copied, then combined (combined
+/// program holding its own trees does): the trees are copied, then combined (combined
 /// graph, MOSP tree, path costs). `preferences` is NULL (all ones) or holds `num_preferences` = k
 /// values >= 1 with lcm <= 2^20. The SSSP results stay valid and independent. On a graph resident
 /// in a worker the trees must be its results: they are checked host-side as in-process, their

@@ -1,4 +1,4 @@
-//! `dyng_sosp_update_arrays`: the drop-in per-objective update for MOSP-style code.
+//! `dyng_sosp_update_arrays`: the drop-in per-objective update for code that keeps its own arrays.
 //!
 //! Such code keeps its own CSR (one objective) and tree arrays and calls an update per objective
 //! after applying a batch itself. The call copies the graph into a validated [`Csr`](crate::Csr), runs the
@@ -12,7 +12,8 @@ use super::resources::{dyng_resources_t, resources};
 use super::result::{dyng_update_stats_t, stats_to_c};
 use crate::sssp::{graph_delta, sosp_update_arrays};
 
-/// Updates one objective's tree on caller-owned arrays (the originals' `sospUpdateCpu` contract):
+/// Updates one objective's tree on caller-owned arrays, for programs that apply batches to their own
+/// graph (the drop-in contract, docs/c-api.md "Updating caller-owned arrays"):
 /// `updated_graph_one_objective` is the graph AFTER the batch with K = 1; `changed_src/dst` list
 /// every deleted edge and every inserted or re-weighted edge; `insert_heads` the heads of all
 /// insertions; `delta` <= 0 = the default; `max_weight` the largest weight before the batch (used
