@@ -59,7 +59,7 @@ dyng_setup_venv() {
         python3 -m venv "$DYNG_VENV"
     fi
     if ! cmp -s "$req" "$stamp"; then
-        echo "== setup: installing $(grep -cv '^#' "$req") Python packages into $DYNG_VENV ($req)"
+        echo "== setup: installing the Python packages of $req into $DYNG_VENV"
         "$DYNG_VENV/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
         cp "$req" "$stamp"
     fi
