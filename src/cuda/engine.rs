@@ -17,7 +17,7 @@ use crate::graph::Csr;
 use crate::mosp::{CombineStats, Preferences};
 use crate::resources::pool::WorkspacePool;
 use crate::resources::PooledWorkspace;
-use crate::sssp::engine::{check_changes, check_run_args as check_args};
+use crate::sssp::engine::{check_changes, check_parents, check_run_args as check_args};
 use crate::sssp::packing::{max_distance, parent_bits, weight_and_hops};
 use crate::sssp::{check_objective, default_delta, UpdateStats};
 use cudarc::driver::{CudaFunction, DeviceRepr, LaunchConfig, PushKernelArg};
@@ -381,9 +381,7 @@ impl CudaEngine {
         check_args(n, source, delta, dist.len(), parent.len())?;
         check_objective(objective, graph.k)?;
         check_changes(n, changes.from, changes.to, changes.heads)?;
-        if let Some(v) = parent.iter().position(|&p| p < -1 || p as i64 >= n as i64) {
-            return Err(Error::invalid(format!("dyng: parent[{v}] = {} is outside [-1, n = {n})", parent[v])));
-        }
+        check_parents(n, parent)?;
         let packing = CudaPacking::choose(n, max_weight)?;
         let out = (graph.row_ptr.ptr(), graph.col_ind.ptr(), graph.out_column(objective));
         let inn = (graph.in_row_ptr.ptr(), graph.in_tails.ptr(), graph.in_column(objective));

@@ -168,8 +168,10 @@ unsafe fn emit(out: *mut *mut dyng_graph_t, res: &ResourcesHandle, csr: Csr, fun
     Ok(())
 }
 
-fn objectives(k: u32) -> usize {
-    k as usize
+/// K of a descriptor, checked before the weight array's length is computed from it.
+fn objectives(k: u32) -> FfiResult<usize> {
+    crate::graph::csr::check_objectives(k as usize)?;
+    Ok(k as usize)
 }
 
 /// Copies a borrowed `dyng_csr_t` into a validated [`Csr`].
@@ -177,7 +179,7 @@ fn objectives(k: u32) -> usize {
 /// # Safety
 /// The descriptor's pointers must hold the documented counts of readable elements.
 pub(crate) unsafe fn csr_from_desc(d: &dyng_csr_t, func: &str) -> FfiResult<Csr> {
-    let k = objectives(d.k);
+    let k = objectives(d.k)?;
     let wlen =
         d.m.checked_mul(k)
             .ok_or_else(|| invalid(format!("dyng: {func}: m x K = {} x {k} overflows", d.m)))?;
@@ -254,7 +256,7 @@ pub unsafe extern "C" fn dyng_graph_from_edges(
             non_null(edges, F, "edges")?;
             non_null(out, F, "out")?;
             let d = &*edges;
-            let k = objectives(d.k);
+            let k = objectives(d.k)?;
             let wlen = d
                 .m
                 .checked_mul(k)

@@ -251,6 +251,7 @@ pub(crate) fn update<'i, E: Exec>(
     check_run_args(n, source, delta, dist.len(), parent.len())?;
     if old_tree == OldTree::Unchecked {
         check_changes(n, changes.from, changes.to, changes.heads)?;
+        check_parents(n, parent)?;
     } else {
         // A result's update lists the changes of a batch validated before it was applied.
         debug_assert!(check_changes(n, changes.from, changes.to, changes.heads).is_ok());
@@ -448,6 +449,15 @@ pub(crate) fn check_changes(n: usize, from: &[i32], to: &[i32], heads: &[i32]) -
         }
     }
     Ok(())
+}
+
+/// Checks a caller's parent array against `n` before any walk follows it (shared with the CUDA
+/// engine): a parent outside [-1, n) is refused, not used as an index.
+pub(crate) fn check_parents(n: usize, parent: &[i32]) -> Result<()> {
+    match parent.iter().position(|&p| p < -1 || p as i64 >= n as i64) {
+        None => Ok(()),
+        Some(v) => Err(Error::invalid(format!("dyng: parent[{v}] = {} is outside [-1, n = {n})", parent[v]))),
+    }
 }
 
 /// Packs the old tree into words. Invalidated vertices (stamped `g0`) instead lose their word
