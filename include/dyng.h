@@ -403,7 +403,9 @@ typedef struct dyng_resources_options_t {
    */
   uint32_t backend;
   /**
-   * Threads of the parallel backend; 0 = all cores.
+   * Threads of the parallel backend; 0 = all cores. At most 1,024, or 4 x the available CPUs
+   * where that is more (`DYNG_ERR_INVALID_ARGUMENT` beyond); `DYNG_ERR_RESOURCE` with the OS
+   * error when the system refuses a thread.
    */
   size_t num_threads;
   /**
@@ -651,6 +653,12 @@ typedef struct dyng_result_info_t {
  * A panic was caught at the boundary (a bug in dyng; the message says where).
  */
 #define DYNG_ERR_PANIC 13
+
+/**
+ * The operating system refused a resource dyng needed (a thread: `ulimit -u`, memory for its
+ * stack; a process); the message gives the OS error. Added after dyng 0.1.
+ */
+#define DYNG_ERR_RESOURCE 14
 
 #ifdef __cplusplus
 extern "C" {

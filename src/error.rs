@@ -19,6 +19,7 @@ pub enum ErrorKind {
     WorkerLost,
     Timeout,
     Protocol,
+    Resource,
     Internal,
 }
 
@@ -67,6 +68,9 @@ pub enum Error {
     /// A malformed message, block or handshake between library and worker.
     #[error("{0}")]
     Protocol(String),
+    /// The operating system refused a resource (a thread, a process); the message gives its error.
+    #[error("{0}")]
+    Resource(String),
     /// A broken internal invariant (a bug in dyng).
     #[error("internal error: {0}")]
     Internal(String),
@@ -97,6 +101,7 @@ impl Error {
             Error::WorkerLost(_) => ErrorKind::WorkerLost,
             Error::Timeout(_) => ErrorKind::Timeout,
             Error::Protocol(_) => ErrorKind::Protocol,
+            Error::Resource(_) => ErrorKind::Resource,
             Error::Internal(_) => ErrorKind::Internal,
         }
     }

@@ -907,6 +907,31 @@ fn fuzz_queries_views_and_paths() {
 }
 
 #[test]
+fn fuzz_resources() {
+    let s = (enum_value(), enum_value(), prop_oneof![Just(0usize), Just(1), Just(2), Just(1usize << 40), Just(usize::MAX), Just(100_000)], any::<i32>(), prop_oneof![Just(0u64), Just(1), any::<u64>()], struct_size(std::mem::size_of::<dyng_resources_options_t>()));
+    fuzz("dyng_resources_create", s, |(backend, isolation, threads, device, flags, size)| {
+        let mut o = dyng_resources_options_default();
+        (o.backend, o.isolation, o.num_threads, o.device, o.worker_flags, o.struct_size) =
+            (backend, isolation, threads, device, flags, size.min(std::mem::size_of::<dyng_resources_options_t>()));
+        let mut r = null_mut();
+        // SAFETY: a whole options struct; the handle is freed.
+        unsafe {
+            clean(dyng_resources_create(&o, &mut r), "dyng_resources_create");
+            if !r.is_null() {
+                let mut c = null_mut();
+                clean(dyng_resources_clone(r, &mut c), "dyng_resources_clone");
+                clean(dyng_release_workspaces(c), "dyng_release_workspaces");
+                let mut b = 0usize;
+                clean(dyng_workspace_bytes(r, &mut b), "dyng_workspace_bytes");
+                dyng_resources_free(c);
+                dyng_resources_free(r);
+            }
+            let _ = dyng_backend_available(backend);
+        }
+    });
+}
+
+#[test]
 fn fuzz_files() {
     let w = World::new();
     let dir = scratch("files");

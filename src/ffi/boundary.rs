@@ -54,6 +54,7 @@ pub(crate) fn status_of(kind: ErrorKind) -> dyng_status_t {
         ErrorKind::WorkerLost => DYNG_ERR_WORKER_LOST,
         ErrorKind::Timeout => DYNG_ERR_TIMEOUT,
         ErrorKind::Protocol => DYNG_ERR_PROTOCOL,
+        ErrorKind::Resource => DYNG_ERR_RESOURCE,
         ErrorKind::Internal => DYNG_ERR_INTERNAL,
     }
 }

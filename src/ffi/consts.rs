@@ -38,6 +38,9 @@ pub const DYNG_ERR_PROTOCOL: dyng_status_t = 11;
 pub const DYNG_ERR_INTERNAL: dyng_status_t = 12;
 /// A panic was caught at the boundary (a bug in dyng; the message says where).
 pub const DYNG_ERR_PANIC: dyng_status_t = 13;
+/// The operating system refused a resource dyng needed (a thread: `ulimit -u`, memory for its
+/// stack; a process); the message gives the OS error. Added after dyng 0.1.
+pub const DYNG_ERR_RESOURCE: dyng_status_t = 14;
 
 /// Major version of this header.
 pub const DYNG_VERSION_MAJOR: u32 = 0;

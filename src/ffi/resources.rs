@@ -45,7 +45,9 @@ pub struct dyng_resources_options_t {
     pub struct_size: usize,
     /// `DYNG_BACKEND_SEQUENTIAL`, `DYNG_BACKEND_PARALLEL` (default) or `DYNG_BACKEND_CUDA`.
     pub backend: u32,
-    /// Threads of the parallel backend; 0 = all cores.
+    /// Threads of the parallel backend; 0 = all cores. At most 1,024, or 4 x the available CPUs
+    /// where that is more (`DYNG_ERR_INVALID_ARGUMENT` beyond); `DYNG_ERR_RESOURCE` with the OS
+    /// error when the system refuses a thread.
     pub num_threads: usize,
     /// CUDA device ordinal.
     pub device: i32,

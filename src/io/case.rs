@@ -63,14 +63,14 @@ pub fn read_init_trees(dir: &Path, k: usize, n: usize) -> Result<Vec<(Vec<i64>, 
     std::thread::scope(|s| {
         let jobs: Vec<_> = (0..k)
             .map(|j| {
-                s.spawn(move || -> Result<(Vec<i64>, Vec<i32>)> {
+                super::spawn_reader(s, move || -> Result<(Vec<i64>, Vec<i32>)> {
                     let obj = dir.join(format!("obj{j}"));
                     let d = trees::read_distances(&obj.join("distancesOriginal.txt"), n)?;
                     let p = trees::read_parents(&obj.join("SSSPTreeOriginal.txt"), n)?;
                     Ok((d, p))
                 })
             })
-            .collect();
+            .collect::<Result<_>>()?;
         jobs.into_iter()
             .map(|h| h.join().unwrap_or_else(|_| Err(panicked())))
             .collect()
@@ -92,14 +92,14 @@ pub fn read_mosp_inputs(p: &CasePaths<'_>, k: Option<usize>, source: usize) -> R
         )));
     }
     let t1 = Instant::now();
-    let (batch, init) = std::thread::scope(|s| {
-        let b = s.spawn(|| batch_files::read_batch_dir(p.changes, n, kg));
+    let (batch, init) = std::thread::scope(|s| -> Result<_> {
+        let b = super::spawn_reader(s, || batch_files::read_batch_dir(p.changes, n, kg))?;
         let t = read_init_trees(p.init, k, n);
         let b = b
             .join()
             .unwrap_or_else(|_| Err(Error::Internal("a reader thread panicked".into())));
-        (b, t)
-    });
+        Ok((b, t))
+    })?;
     Ok(MospInputs {
         graph: Graph::new(csr),
         batch: batch?,

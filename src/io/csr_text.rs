@@ -322,12 +322,12 @@ fn parse_err_at(path: &Path, pos: (usize, usize), msg: String) -> Error {
 /// column >= n, Values errors, Values line count. An empty Values file gives `k = 0`.
 pub fn read_csr_triplet(prefix: &Path) -> Result<CsrText> {
     let [rp_path, ci_path, val_path] = triplet_paths(prefix);
-    let (rp, ci, vals) = std::thread::scope(|s| {
-        let rp = s.spawn(|| read_ints(&rp_path, "CSR row pointer out of range"));
-        let ci = s.spawn(|| read_ints(&ci_path, "CSR column index out of range"));
+    let (rp, ci, vals) = std::thread::scope(|s| -> Result<_> {
+        let rp = super::spawn_reader(s, || read_ints(&rp_path, "CSR row pointer out of range"))?;
+        let ci = super::spawn_reader(s, || read_ints(&ci_path, "CSR column index out of range"))?;
         let vals = read_values(&val_path);
-        (join(rp), join(ci), vals)
-    });
+        Ok((join(rp), join(ci), vals))
+    })?;
     let (rp, ci) = (rp?, ci?);
     if let Err(IntsError::Range(e)) = rp {
         return Err(e);

@@ -16,6 +16,17 @@ pub mod timing;
 pub mod trees;
 pub mod graphgen;
 
+/// Starts a reader thread in `scope`: a thread the system refuses (`ulimit -u`) is
+/// [`Error::Resource`](crate::Error::Resource) with the OS error, not the panic of `Scope::spawn`.
+pub(crate) fn spawn_reader<'scope, T: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> crate::Result<std::thread::ScopedJoinHandle<'scope, T>> {
+    std::thread::Builder::new()
+        .spawn_scoped(scope, f)
+        .map_err(|e| crate::Error::Resource(format!("dyng: cannot start a reader thread: {e}")))
+}
+
 /// A graph as the text formats hold it: CSR arrays with edge-major weights (`weights[e*k + j]`).
 /// `k` is 0 when the Values file is empty (the caller then supplies K).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

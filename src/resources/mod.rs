@@ -27,7 +27,7 @@ pub enum Backend {
 #[derive(Debug, Clone)]
 pub struct ResourcesOptions {
     pub backend: Backend,
-    /// Threads of the parallel engine; 0 means all cores.
+    /// Threads of the parallel engine; 0 means all cores. At most [`max_threads`].
     pub num_threads: usize,
     /// CUDA device ordinal.
     pub device: i32,
@@ -70,6 +70,17 @@ impl std::fmt::Debug for Resources {
     }
 }
 
+/// The most threads a parallel handle may ask for: 1,024, or 4 x the available CPUs where that is
+/// more. A count beyond it is a mistake (a stray `--threads 99999999999` would start threads
+/// until the system refuses them), refused with [`Error::InvalidArgument`].
+pub fn max_threads() -> usize {
+    available_cpus().saturating_mul(4).max(1024)
+}
+
+fn available_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// Whether a backend can be used on this machine and build.
 pub fn backend_available(backend: Backend) -> bool {
     match backend {
@@ -84,16 +95,21 @@ impl Resources {
         let (threads, thread_pool) = match opt.backend {
             Backend::Sequential => (1, None),
             Backend::Parallel => {
-                let threads = if opt.num_threads == 0 {
-                    std::thread::available_parallelism().map_or(1, |n| n.get())
-                } else {
-                    opt.num_threads
-                };
+                let threads = if opt.num_threads == 0 { available_cpus() } else { opt.num_threads };
+                if threads > max_threads() {
+                    return Err(Error::invalid(format!(
+                        "dyng: num_threads = {threads} exceeds the limit of {} threads (1,024, or 4 x the {} available CPUs where that is more)",
+                        max_threads(),
+                        available_cpus()
+                    )));
+                }
+                // The only way this fails is the system refusing a thread (rayon stops the
+                // threads it had started).
                 let pool = rayon::ThreadPoolBuilder::new()
                     .num_threads(threads)
                     .thread_name(|i| format!("dyng-{i}"))
                     .build()
-                    .map_err(|e| Error::Internal(format!("cannot start {threads} threads: {e}")))?;
+                    .map_err(|e| Error::Resource(format!("dyng: cannot start {threads} threads: {e}")))?;
                 (threads, Some(pool))
             }
             Backend::Cuda => {

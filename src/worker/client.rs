@@ -19,7 +19,7 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc, OnceLock};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 /// How to run the worker. `Default` gives the spec's defaults (13.3).
@@ -344,23 +344,29 @@ fn worker_lost(msg: impl Into<String>) -> Error {
 /// every fork happens on this one long-lived thread.
 type SpawnJob = Box<dyn FnOnce() + Send>;
 
-fn spawner() -> &'static Mutex<mpsc::Sender<SpawnJob>> {
-    static TX: OnceLock<Mutex<mpsc::Sender<SpawnJob>>> = OnceLock::new();
-    TX.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<SpawnJob>();
-        let _ = std::thread::Builder::new().name("dyng-spawner".into()).spawn(move || {
+/// The spawner's queue, starting the thread on first use (and again if the system refused it).
+fn spawner() -> Result<mpsc::Sender<SpawnJob>> {
+    static TX: Mutex<Option<mpsc::Sender<SpawnJob>>> = Mutex::new(None);
+    let mut slot = TX.lock();
+    if let Some(tx) = &*slot {
+        return Ok(tx.clone());
+    }
+    let (tx, rx) = mpsc::channel::<SpawnJob>();
+    std::thread::Builder::new()
+        .name("dyng-spawner".into())
+        .spawn(move || {
             for job in rx {
                 job();
             }
-        });
-        Mutex::new(tx)
-    })
+        })
+        .map_err(|e| Error::Resource(format!("dyng worker: cannot start the spawner thread: {e}")))?;
+    *slot = Some(tx.clone());
+    Ok(tx)
 }
 
 fn on_spawner<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T> {
     let (tx, rx) = mpsc::channel();
-    spawner()
-        .lock()
+    spawner()?
         .send(Box::new(move || {
             let _ = tx.send(f());
         }))
@@ -499,7 +505,11 @@ impl Client {
             drop(child_end);
             child
         })?
-        .map_err(|e| Error::Io { path: "dyng worker: spawning dyng-worker".into(), source: e })?;
+        .map_err(|e| match e.raw_os_error() {
+            // fork refused: a process limit or memory, not a file problem.
+            Some(libc::EAGAIN | libc::ENOMEM) => Error::Resource(format!("dyng worker: cannot start dyng-worker: {e}")),
+            _ => Error::Io { path: "dyng worker: spawning dyng-worker".into(), source: e },
+        })?;
         let mut child = child;
         let pidfd = match sys::pidfd_open(child.id() as i32) {
             Ok(p) => p,
@@ -1595,6 +1605,7 @@ fn error_of(e: &ReplyErr) -> Error {
         DYNG_ERR_CUDA => Error::Cuda(d),
         DYNG_ERR_TIMEOUT => Error::Timeout(d),
         DYNG_ERR_PROTOCOL => Error::Protocol(d),
+        DYNG_ERR_RESOURCE => Error::Resource(d),
         DYNG_ERR_IO => Error::Io { path: "dyng worker".into(), source: std::io::Error::other(d) },
         _ => Error::Internal(d),
     }
