@@ -145,3 +145,47 @@ fn c_abi_update_overhead() {
         c.as_secs_f64() / rust.as_secs_f64()
     );
 }
+
+/// What a call through the boundary costs when the work is nothing: ns per call of
+/// `dyng_graph_info` and `dyng_result_info` (guard, handle checks, output struct), median of 7
+/// runs of 1,000,000 calls each. Ignored by default (a measurement):
+///   cargo test --release --test ffi_overhead entry_point_cost -- --ignored --nocapture
+#[test]
+#[ignore = "a measurement; run with --ignored --nocapture in release mode"]
+fn entry_point_cost() {
+    const CALLS: u32 = 1_000_000;
+    let (n, src, dst, w) = (4, vec![0, 1, 2], vec![1, 2, 3], vec![1, 1, 1]);
+    let edges = dyng_edges_t { n, m: 3, k: 1, src: src.as_ptr(), dst: dst.as_ptr(), weights: w.as_ptr() };
+    let mut opt = dyng_resources_options_default();
+    opt.backend = DYNG_BACKEND_SEQUENTIAL;
+    let (mut res, mut g, mut r) = (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
+    // SAFETY: every pointer is valid for its call; handles are freed at the end.
+    unsafe {
+        assert_eq!(dyng_resources_create(&opt, &mut res), DYNG_OK);
+        assert_eq!(dyng_graph_from_edges(res, &edges, &mut g), DYNG_OK);
+        assert_eq!(dyng_sssp_compute(res, g, 0, 0, std::ptr::null(), &mut r), DYNG_OK);
+        let mut gi = dyng_graph_info_t { struct_size: std::mem::size_of::<dyng_graph_info_t>(), ..Default::default() };
+        let mut ri = dyng_result_info_t { struct_size: std::mem::size_of::<dyng_result_info_t>(), ..Default::default() };
+        let per_call = |f: &mut dyn FnMut()| {
+            let mut runs: Vec<f64> = (0..7)
+                .map(|_| {
+                    let t = Instant::now();
+                    for _ in 0..CALLS {
+                        f();
+                    }
+                    t.elapsed().as_secs_f64() * 1e9 / f64::from(CALLS)
+                })
+                .collect();
+            runs.sort_by(f64::total_cmp);
+            runs[runs.len() / 2]
+        };
+        let graph_info = per_call(&mut || assert_eq!(dyng_graph_info(g, &mut gi), DYNG_OK));
+        let result_info = per_call(&mut || assert_eq!(dyng_result_info(r, &mut ri), DYNG_OK));
+        println!(
+            "per call: dyng_graph_info {graph_info:.1} ns, dyng_result_info {result_info:.1} ns (median of 7 x {CALLS})"
+        );
+        dyng_result_free(r);
+        dyng_graph_free(g);
+        dyng_resources_free(res);
+    }
+}
