@@ -192,7 +192,8 @@ typedef struct dyng_batch_buffer_t dyng_batch_buffer_t;
 
 /**
  * A directed graph with K integer weight columns (objectives). Thread safety: read-only calls may
- * run concurrently; `dyng_update` on it must not overlap any other use.
+ * run concurrently; `dyng_update` on it must not overlap any other use (detected: the later call
+ * gets `DYNG_ERR_BUSY` and does nothing).
  */
 typedef struct dyng_graph_t dyng_graph_t;
 
@@ -205,7 +206,7 @@ typedef struct dyng_resources_t dyng_resources_t;
 /**
  * A maintained result on a graph: an SSSP tree or a MOSP result. Thread safety: read-only calls
  * (info, views, copies, paths) may run concurrently; `dyng_update` on it must not overlap any
- * other use.
+ * other use (detected: the later call gets `DYNG_ERR_BUSY` and does nothing).
  */
 typedef struct dyng_result_t dyng_result_t;
 
@@ -659,6 +660,13 @@ typedef struct dyng_result_info_t {
  * stack; a process); the message gives the OS error. Added after dyng 0.1.
  */
 #define DYNG_ERR_RESOURCE 14
+
+/**
+ * A handle is in use by a call on another thread against its Thread safety rule (a result or
+ * graph that `dyng_update` changes, or a handle being freed, used by another call meanwhile):
+ * the call did nothing. Added after dyng 0.1.
+ */
+#define DYNG_ERR_BUSY 15
 
 #ifdef __cplusplus
 extern "C" {

@@ -17,6 +17,9 @@ use std::sync::Once;
 #[derive(Debug)]
 pub(crate) enum Fail {
     Null(String),
+    /// A handle in use by another call against the header's thread-safety rule (C only: the
+    /// Rust API's borrows rule it out).
+    Busy(String),
     Lib(Error),
 }
 
@@ -132,15 +135,21 @@ pub(crate) fn guard_or<T>(name: &str, fallback: T, body: impl FnOnce() -> FfiRes
 fn catch<T>(name: &str, body: impl FnOnce() -> FfiResult<T>) -> Result<T, dyng_status_t> {
     install_quiet_panic_hook();
     let depth = DepthGuard::enter();
+    let held = super::handle::held_mark();
     // The body only reaches caller memory through raw pointers and our handles; after a panic the
     // handle involved may hold a half-updated value, which the status tells the caller about.
     let outcome = panic::catch_unwind(AssertUnwindSafe(body));
+    super::handle::release_held(held);
     drop(depth);
     match outcome {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(Fail::Null(msg))) => {
             set_last_error(&msg);
             Err(DYNG_ERR_NULL_ARGUMENT)
+        }
+        Ok(Err(Fail::Busy(msg))) => {
+            set_last_error(&msg);
+            Err(DYNG_ERR_BUSY)
         }
         Ok(Err(Fail::Lib(e))) => {
             set_last_error(&e.to_string());

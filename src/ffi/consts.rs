@@ -41,6 +41,10 @@ pub const DYNG_ERR_PANIC: dyng_status_t = 13;
 /// The operating system refused a resource dyng needed (a thread: `ulimit -u`, memory for its
 /// stack; a process); the message gives the OS error. Added after dyng 0.1.
 pub const DYNG_ERR_RESOURCE: dyng_status_t = 14;
+/// A handle is in use by a call on another thread against its Thread safety rule (a result or
+/// graph that `dyng_update` changes, or a handle being freed, used by another call meanwhile):
+/// the call did nothing. Added after dyng 0.1.
+pub const DYNG_ERR_BUSY: dyng_status_t = 15;
 
 /// Major version of this header.
 pub const DYNG_VERSION_MAJOR: u32 = 0;

@@ -22,7 +22,8 @@ use std::ffi::{c_char, CStr};
 use std::path::{Path, PathBuf};
 
 /// A directed graph with K integer weight columns (objectives). Thread safety: read-only calls may
-/// run concurrently; `dyng_update` on it must not overlap any other use.
+/// run concurrently; `dyng_update` on it must not overlap any other use (detected: the later call
+/// gets `DYNG_ERR_BUSY` and does nothing).
 pub struct dyng_graph_t {
     _opaque: [u8; 0],
 }

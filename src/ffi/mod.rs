@@ -56,6 +56,7 @@ pub extern "C" fn dyng_status_string(status: dyng_status_t) -> *const c_char {
         DYNG_ERR_INTERNAL => "DYNG_ERR_INTERNAL\0",
         DYNG_ERR_PANIC => "DYNG_ERR_PANIC\0",
         DYNG_ERR_RESOURCE => "DYNG_ERR_RESOURCE\0",
+        DYNG_ERR_BUSY => "DYNG_ERR_BUSY\0",
         _ => "DYNG_ERR_UNKNOWN\0",
     };
     s.as_ptr() as *const c_char

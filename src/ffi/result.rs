@@ -27,7 +27,7 @@ use crate::update::{update, ResultMut};
 
 /// A maintained result on a graph: an SSSP tree or a MOSP result. Thread safety: read-only calls
 /// (info, views, copies, paths) may run concurrently; `dyng_update` on it must not overlap any
-/// other use.
+/// other use (detected: the later call gets `DYNG_ERR_BUSY` and does nothing).
 pub struct dyng_result_t {
     _opaque: [u8; 0],
 }

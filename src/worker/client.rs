@@ -1606,6 +1606,8 @@ fn error_of(e: &ReplyErr) -> Error {
         DYNG_ERR_TIMEOUT => Error::Timeout(d),
         DYNG_ERR_PROTOCOL => Error::Protocol(d),
         DYNG_ERR_RESOURCE => Error::Resource(d),
+        // NULL_ARGUMENT, BUSY and PANIC belong to the C boundary, which a worker has not: they
+        // fall to Internal with the other values no worker sends.
         DYNG_ERR_IO => Error::Io { path: "dyng worker".into(), source: std::io::Error::other(d) },
         _ => Error::Internal(d),
     }

@@ -162,8 +162,9 @@ static void test_basics(void) {
     CHECK(strcmp(dyng_status_string(DYNG_ERR_PANIC), "DYNG_ERR_PANIC") == 0);
     CHECK(strcmp(dyng_status_string(-1), "DYNG_ERR_UNKNOWN") == 0);
     CHECK(strcmp(dyng_status_string(DYNG_ERR_RESOURCE), "DYNG_ERR_RESOURCE") == 0);
-    CHECK(strcmp(dyng_status_string(15), "DYNG_ERR_UNKNOWN") == 0);
-    for (s = DYNG_OK; s <= DYNG_ERR_RESOURCE; s++) {
+    CHECK(strcmp(dyng_status_string(DYNG_ERR_BUSY), "DYNG_ERR_BUSY") == 0);
+    CHECK(strcmp(dyng_status_string(16), "DYNG_ERR_UNKNOWN") == 0);
+    for (s = DYNG_OK; s <= DYNG_ERR_BUSY; s++) {
         CHECK(strncmp(dyng_status_string(s), "DYNG_", 5) == 0);
     }
     /* Status values are stable: the listed order starting at 0. */
@@ -171,7 +172,7 @@ static void test_basics(void) {
     CHECK(DYNG_ERR_IO == 4 && DYNG_ERR_CAPACITY == 5 && DYNG_ERR_NOT_SUPPORTED == 6);
     CHECK(DYNG_ERR_OUT_OF_MEMORY == 7 && DYNG_ERR_CUDA == 8 && DYNG_ERR_WORKER_LOST == 9);
     CHECK(DYNG_ERR_TIMEOUT == 10 && DYNG_ERR_PROTOCOL == 11 && DYNG_ERR_INTERNAL == 12 && DYNG_ERR_PANIC == 13);
-    CHECK(DYNG_ERR_RESOURCE == 14);
+    CHECK(DYNG_ERR_RESOURCE == 14 && DYNG_ERR_BUSY == 15);
 
     EXPECT(dyng_workspace_bytes(NULL, NULL), DYNG_ERR_NULL_ARGUMENT);
     need = dyng_last_error_message(NULL, 0);
