@@ -970,3 +970,42 @@ fn fuzz_files() {
     });
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Paths are bytes on Unix: a graph and a batch in a folder whose name is not UTF-8 read like any
+/// other (they were refused with "is not valid UTF-8").
+#[test]
+fn paths_that_are_not_utf8_are_accepted() {
+    let w = World::new();
+    let dir = scratch("bytes").join(std::ffi::OsStr::from_bytes(b"caf\xe9-\xff\xfe"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("insert.txt"), "0 2 1 1\n").unwrap();
+    std::fs::write(dir.join("delete.txt"), "").unwrap();
+    let prefix = dir.join(std::ffi::OsStr::from_bytes(b"g\x80"));
+    let (rp, ci, wt) = csr_arrays();
+    let text = dyng::io::CsrText {
+        n: N,
+        k: K,
+        row_ptr: rp.clone(),
+        col_ind: ci.clone(),
+        // The text files hold edge-major weights.
+        weights: (0..ci.len()).flat_map(|e| (0..K).map(move |j| (e, j))).map(|(e, j)| wt[j * ci.len() + e]).collect(),
+    };
+    dyng::io::csr_text::write_csr_triplet(&prefix, &text).unwrap();
+    let (mut g, mut b) = (null_mut(), null_mut());
+    // SAFETY: NUL-terminated paths, writable outputs; the handles are freed.
+    unsafe {
+        let p = c_path(&prefix);
+        assert_eq!(dyng_graph_read(w.res, p.as_ptr(), DYNG_FORMAT_CSR_TEXT, null(), &mut g), DYNG_OK, "{}", last_error());
+        let mut info = dyng_graph_info_t { struct_size: std::mem::size_of::<dyng_graph_info_t>(), ..Default::default() };
+        assert_eq!(dyng_graph_info(g, &mut info), DYNG_OK);
+        assert_eq!((info.n, info.m, info.k), (N, ci.len(), K as u32));
+        let d = c_path(&dir);
+        assert_eq!(dyng_batch_read(d.as_ptr(), g, &mut b), DYNG_OK, "{}", last_error());
+        // A missing file under such a name is an I/O error that names the path.
+        let missing = c_path(&dir.join("none"));
+        assert_eq!(dyng_graph_read(w.res, missing.as_ptr(), DYNG_FORMAT_CSR_TEXT, null(), &mut null_mut()), DYNG_ERR_IO);
+        assert!(last_error().contains("caf\u{fffd}-"), "{}", last_error());
+        dyng_batch_buffer_free(b);
+        dyng_graph_free(g);
+    }
+}

@@ -278,18 +278,26 @@ pub extern "C" fn dyng_read_options_default() -> dyng_read_options_t {
     dyng_read_options_t::defaults()
 }
 
-/// A C path argument as a `PathBuf` (paths must be UTF-8 here so messages can quote them).
+/// A C path argument as a `PathBuf`: any bytes but NUL, as the file system takes them (messages
+/// show a path that is not UTF-8 with replacement characters).
 ///
 /// # Safety
 /// `p` is NULL or a NUL-terminated string.
 pub(crate) unsafe fn path_arg(p: *const c_char, func: &str, arg: &str) -> FfiResult<PathBuf> {
     non_null(p, func, arg)?;
     // SAFETY: non-NULL, NUL-terminated (caller contract).
-    let s = unsafe { CStr::from_ptr(p) };
-    let s = s
-        .to_str()
-        .map_err(|_| invalid(format!("dyng: {func}: `{arg}` is not valid UTF-8")))?;
-    Ok(PathBuf::from(s))
+    Ok(unsafe { c_path(p) })
+}
+
+/// The bytes of NUL-terminated `p` as a path.
+///
+/// # Safety
+/// `p` is a non-NULL, NUL-terminated string.
+pub(crate) unsafe fn c_path(p: *const c_char) -> PathBuf {
+    use std::os::unix::ffi::OsStrExt;
+    // SAFETY: forwarded contract.
+    let bytes = unsafe { CStr::from_ptr(p) }.to_bytes();
+    PathBuf::from(std::ffi::OsStr::from_bytes(bytes))
 }
 
 /// Reads a graph file in `format` into CSR text form.

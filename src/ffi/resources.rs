@@ -13,8 +13,7 @@ use super::remote::WorkerRes;
 use crate::error::Error;
 use crate::resources::{backend_available, Backend, Resources, ResourcesOptions};
 use crate::worker::WorkerOptions;
-use std::ffi::{c_char, c_void, CStr};
-use std::path::PathBuf;
+use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -142,11 +141,7 @@ fn build(opt: &dyng_resources_options_t) -> FfiResult<ResourcesHandle> {
         None
     } else {
         // SAFETY: non-NULL, NUL-terminated (the options' documented contract).
-        let s = unsafe { CStr::from_ptr(opt.worker_path) };
-        let s = s
-            .to_str()
-            .map_err(|_| invalid(format!("dyng: {F}: `opt->worker_path` is not valid UTF-8")))?;
-        Some(PathBuf::from(s))
+        Some(unsafe { super::graph::c_path(opt.worker_path) })
     };
     if opt.worker_flags & !DYNG_WORKER_CHECKSUMS != 0 {
         return Err(invalid(format!(
