@@ -423,7 +423,9 @@ typedef struct dyng_resources_options_t {
   uint32_t isolation;
   /**
    * Worker executable; NULL = `$DYNG_WORKER`, else `dyng/dyng-worker` or `dyng-worker` beside
-   * the library (an installed library has it in `LIBDIR/dyng/`).
+   * the library (an installed library has it in `LIBDIR/dyng/`). It must be owned by the caller
+   * or root and not writable by others, nor any folder above it (`DYNG_ERR_NOT_SUPPORTED`
+   * naming the reason).
    */
   const char *worker_path;
   /**

@@ -55,7 +55,9 @@ pub struct dyng_resources_options_t {
     /// `DYNG_ISOLATION_IN_PROCESS` (default) or `DYNG_ISOLATION_WORKER`.
     pub isolation: u32,
     /// Worker executable; NULL = `$DYNG_WORKER`, else `dyng/dyng-worker` or `dyng-worker` beside
-    /// the library (an installed library has it in `LIBDIR/dyng/`).
+    /// the library (an installed library has it in `LIBDIR/dyng/`). It must be owned by the caller
+    /// or root and not writable by others, nor any folder above it (`DYNG_ERR_NOT_SUPPORTED`
+    /// naming the reason).
     pub worker_path: *const c_char,
     /// Milliseconds to wait for the worker's handshake; 0 = the default (30 s).
     pub worker_start_timeout_ms: u32,

@@ -6,6 +6,7 @@
 
 use super::block::{as_bytes, sealed_input, ArraySrc, BlockHeader, HostBlock};
 use super::fault;
+use super::locate::resolve_worker_path;
 use super::frame::{announced_fds, decode_frame, encode_frame, protocol, Dec, Enc, Header, MAX_FRAME};
 use super::messages::*;
 use super::sys;
@@ -25,7 +26,7 @@ use std::time::{Duration, Instant};
 /// How to run the worker. `Default` gives the spec's defaults (13.3).
 #[derive(Debug, Clone)]
 pub struct WorkerOptions {
-    /// The executable; `None` = `$DYNG_WORKER`, else `dyng-worker` beside the library or program.
+    /// The executable; `None` = `$DYNG_WORKER`, else the installation's (see [`super::locate`]).
     pub worker_path: Option<PathBuf>,
     pub spawn_timeout: Duration,
     pub heartbeat_ms: u32,
@@ -372,54 +373,6 @@ fn on_spawner<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Resu
         }))
         .map_err(|_| Error::Internal("the dyng spawner thread is gone".into()))?;
     rx.recv().map_err(|_| Error::Internal("the dyng spawner thread is gone".into()))
-}
-
-/// The directory of the shared object or program this code lives in.
-fn library_dir() -> Option<PathBuf> {
-    // SAFETY: dladdr only reads loader tables; the address is a function of this crate.
-    unsafe {
-        let mut info: libc::Dl_info = std::mem::zeroed();
-        if libc::dladdr(library_dir as *const libc::c_void, &mut info) != 0 && !info.dli_fname.is_null() {
-            let p = std::ffi::CStr::from_ptr(info.dli_fname).to_string_lossy().into_owned();
-            let p = std::fs::canonicalize(p).ok()?;
-            return p.parent().map(|d| d.to_path_buf());
-        }
-    }
-    None
-}
-
-/// Resolves the worker executable to an absolute path (never through `$PATH`).
-pub fn resolve_worker_path(opt: Option<&std::path::Path>) -> Result<PathBuf> {
-    let mut tried = Vec::new();
-    let mut candidates: Vec<PathBuf> = Vec::new();
-    if let Some(p) = opt {
-        candidates.push(p.to_path_buf());
-    } else if let Some(p) = std::env::var_os("DYNG_WORKER") {
-        candidates.push(PathBuf::from(p));
-    } else {
-        for dir in [library_dir(), std::env::current_exe().ok().and_then(|e| e.parent().map(|d| d.to_path_buf()))]
-            .into_iter()
-            .flatten()
-        {
-            // An installed library keeps its worker in a private folder beside it
-            // (LIBDIR/dyng/dyng-worker, scripts/install.sh); a build tree has it beside.
-            candidates.push(dir.join("dyng").join("dyng-worker"));
-            candidates.push(dir.join("dyng-worker"));
-            // Test and example binaries live one level below the build directory.
-            if let Some(up) = dir.parent() {
-                candidates.push(up.join("dyng-worker"));
-            }
-        }
-    }
-    for c in candidates {
-        if let Ok(abs) = std::fs::canonicalize(&c) {
-            if abs.is_file() {
-                return Ok(abs);
-            }
-        }
-        tried.push(c.display().to_string());
-    }
-    Err(Error::NotSupported(format!("dyng worker: no dyng-worker executable found (tried {})", tried.join(", "))))
 }
 
 impl Client {

@@ -8,9 +8,11 @@ pub mod block;
 pub mod client;
 pub(crate) mod fault;
 pub mod frame;
+pub mod locate;
 pub mod messages;
 pub mod server;
 pub mod sys;
 
-pub use client::{resolve_worker_path, Client, GraphInfo, HostCounters, RemoteResult, View, WorkerOptions};
+pub use locate::resolve_worker_path;
+pub use client::{Client, GraphInfo, HostCounters, RemoteResult, View, WorkerOptions};
 pub use messages::kind;

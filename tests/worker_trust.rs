@@ -1,0 +1,166 @@
+//! The worker runs as the caller, so only a trusted executable from the installation is run: a
+//! worker in a folder writable by others, writable by others itself or owned by another user is
+//! refused with the reason (explicit path, `DYNG_WORKER`, the C ABI); the search never leaves the
+//! installation (a program in `victim/bin/` used to run `victim/dyng-worker`); the installed
+//! layout (`bin/dyng-worker`, a link to `lib/dyng/dyng-worker`) is found.
+
+mod common;
+mod worker_util;
+
+use common::capi::last_error;
+use dyng::ffi::*;
+use dyng::worker::{Client, WorkerOptions};
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("dyng-trust-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o755)).unwrap();
+    d
+}
+
+fn copy_exe(from: &str, to: &Path) {
+    std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+    std::fs::copy(from, to).unwrap();
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn chmod(p: &Path, mode: u32) {
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn spawn(path: &Path) -> dyng::Result<Client> {
+    Client::spawn(WorkerOptions { worker_path: Some(path.to_path_buf()), ..worker_util::opts() })
+}
+
+/// The refusal of spawning the worker at `path`.
+fn refusal(path: &Path) -> dyng::Error {
+    match spawn(path) {
+        Ok(_) => panic!("{} was run", path.display()),
+        Err(e) => e,
+    }
+}
+
+/// Creates worker-isolated resources for `path` through the C ABI: the status and message.
+fn create(path: &Path) -> (dyng_status_t, String) {
+    let c = CString::new(path.as_os_str().as_bytes()).unwrap();
+    let mut opt = dyng_resources_options_default();
+    opt.isolation = DYNG_ISOLATION_WORKER;
+    opt.worker_path = c.as_ptr();
+    let mut res = std::ptr::null_mut();
+    // SAFETY: a whole options struct with a NUL-terminated path; the handle is freed.
+    let s = unsafe { dyng_resources_create(&opt, &mut res) };
+    let msg = last_error();
+    // SAFETY: NULL or the handle just created.
+    unsafe { dyng_resources_free(res) };
+    (s, msg)
+}
+
+#[test]
+fn a_worker_in_a_folder_writable_by_others_is_refused() {
+    let _serial = worker_util::serial();
+    let dir = scratch("open");
+    let worker = dir.join("open/dyng-worker");
+    copy_exe(env!("CARGO_BIN_EXE_dyng-worker"), &worker);
+    chmod(&dir.join("open"), 0o777);
+    let e = refusal(&worker);
+    assert_eq!(e.kind(), dyng::ErrorKind::NotSupported, "{e}");
+    assert!(e.to_string().contains("/open is writable by others (mode 0777)"), "{e}");
+    let (s, msg) = create(&worker);
+    assert_eq!(s, DYNG_ERR_NOT_SUPPORTED, "{msg}");
+    assert!(msg.contains("writable by others") && msg.contains("must be owned by the caller or root"), "{msg}");
+    // The executable itself writable by others, in a closed folder.
+    chmod(&dir.join("open"), 0o755);
+    chmod(&worker, 0o777);
+    assert!(refusal(&worker).to_string().contains("it is writable by others (mode 0777)"));
+    // Closed up, the same file runs.
+    chmod(&worker, 0o755);
+    let c = spawn(&worker).unwrap();
+    assert_eq!(c.echo(b"trusted").unwrap().bytes(dyng::worker::kind::ECHO_BYTES).unwrap(), b"trusted");
+    drop(c);
+    assert_eq!(create(&worker).0, DYNG_OK);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_worker_owned_by_another_user_is_refused() {
+    let _serial = worker_util::serial();
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("NOTICE: not root, so no file of another user can be made; the ownership refusal was not tested here");
+        return;
+    }
+    let dir = scratch("owner");
+    let worker = dir.join("dyng-worker");
+    copy_exe(env!("CARGO_BIN_EXE_dyng-worker"), &worker);
+    std::os::unix::fs::chown(&worker, Some(65534), None).unwrap();
+    let e = refusal(&worker);
+    assert!(e.to_string().contains("it is owned by uid 65534, neither the caller nor root"), "{e}");
+    // Through $DYNG_WORKER, as the drop-in CLI finds it (on a golden case: it reads its inputs
+    // before it looks for the worker).
+    let case = &common::cases(&common::local_golden().join("small"))[0];
+    let o2 = run_cli(Path::new(env!("CARGO_BIN_EXE_dyng")), case, &dir.join("out"), Some(&worker));
+    let err2 = String::from_utf8_lossy(&o2.stderr);
+    assert_eq!(o2.status.code(), Some(1), "{err2}");
+    assert!(err2.contains("owned by uid 65534"), "{err2}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// `dyng mosp --isolation worker` on `case` by the program at `exe`; `worker`: `$DYNG_WORKER`.
+fn run_cli(exe: &Path, case: &common::Case, out: &Path, worker: Option<&Path>) -> std::process::Output {
+    let pref: Vec<String> = case.pref.iter().map(u32::to_string).collect();
+    let mut cmd = Command::new(exe);
+    cmd.arg("mosp")
+        .arg("--graph")
+        .arg(&case.graph)
+        .arg("--changes")
+        .arg(&case.changes)
+        .arg("--init")
+        .arg(&case.init)
+        .args(["--source", &case.source.to_string(), "--pref", &pref.join(","), "--quiet", "--isolation", "worker"])
+        .arg("--out")
+        .arg(out);
+    if let Some(k) = case.k {
+        cmd.args(["-k", &k.to_string()]);
+    }
+    if case.canonicalize {
+        cmd.arg("--canonicalize");
+    }
+    match worker {
+        Some(w) => cmd.env("DYNG_WORKER", w),
+        None => cmd.env_remove("DYNG_WORKER"),
+    };
+    cmd.output().unwrap()
+}
+
+#[test]
+fn the_search_never_leaves_the_installation() {
+    let _serial = worker_util::serial();
+    let case = common::cases(&common::local_golden().join("small")).into_iter().find(|c| !c.is_error()).unwrap();
+    let victim = scratch("victim");
+    copy_exe(env!("CARGO_BIN_EXE_dyng"), &victim.join("bin/dyng"));
+    // A worker one folder above the program's: not the installation's, so never run.
+    copy_exe(env!("CARGO_BIN_EXE_dyng-worker"), &victim.join("dyng-worker"));
+    let o = run_cli(&victim.join("bin/dyng"), &case, &victim.join("out"), None);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "the planted worker ran: {err}");
+    let bin = victim.join("bin");
+    let want = format!(
+        "no dyng-worker executable found (tried {} (missing), {} (missing))",
+        bin.join("dyng/dyng-worker").display(),
+        bin.join("dyng-worker").display()
+    );
+    assert!(err.contains(&want), "{err}");
+    // The installed layout is found: bin/dyng-worker, a link to lib/dyng/dyng-worker.
+    copy_exe(env!("CARGO_BIN_EXE_dyng-worker"), &victim.join("lib/dyng/dyng-worker"));
+    std::os::unix::fs::symlink("../lib/dyng/dyng-worker", bin.join("dyng-worker")).unwrap();
+    let o = run_cli(&victim.join("bin/dyng"), &case, &victim.join("out"), None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(victim.join("out/combinedGraph/mospCosts.txt").exists());
+    std::fs::remove_dir_all(victim).unwrap();
+}
