@@ -439,13 +439,17 @@ impl Client {
                 .stdout(Stdio::null())
                 .stderr(Stdio::null());
             // SAFETY: the closure runs in the forked child before exec and only makes
-            // async-signal-safe calls (dup2, fcntl, setsid, prctl, getppid, _exit).
+            // async-signal-safe calls (dup2, fcntl, close_range, getrlimit, setsid, prctl,
+            // getppid, _exit).
             unsafe {
                 use std::os::unix::process::CommandExt;
                 cmd.pre_exec(move || {
                     if libc::dup2(child_raw, 3) < 0 || libc::fcntl(3, libc::F_SETFD, 0) < 0 {
                         return Err(std::io::Error::last_os_error());
                     }
+                    // The worker gets stdio (/dev/null) and the protocol socket at fd 3, nothing
+                    // of the host's: a host fd without close-on-exec would leak into it.
+                    sys::cloexec_from(4);
                     libc::setsid();
                     libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
                     if libc::getppid() != parent {

@@ -36,6 +36,32 @@ pub fn seqpacket_pair() -> io::Result<(OwnedFd, OwnedFd)> {
     Ok((a, b))
 }
 
+/// Marks every fd from `first` up close-on-exec, so that an `exec` that follows closes them all
+/// (a child's inherited fds must not reach the worker). Async-signal-safe (it runs between fork
+/// and exec): `close_range(CLOSE_RANGE_CLOEXEC)` (Linux 5.11), else `fcntl` on every fd below
+/// the soft `RLIMIT_NOFILE` (at most 2^20). Marking rather than closing keeps the pipe through
+/// which the standard library reports a failed `exec`, itself close-on-exec.
+pub fn cloexec_from(first: u32) {
+    // SAFETY: close_range takes plain integers; a kernel without it (or the flag) says ENOSYS or
+    // EINVAL and changes nothing.
+    let r = unsafe { libc::syscall(libc::SYS_close_range, first, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) };
+    if r != 0 {
+        cloexec_each_from(first);
+    }
+}
+
+/// [`cloexec_from`] for kernels without `close_range(CLOSE_RANGE_CLOEXEC)`.
+fn cloexec_each_from(first: u32) {
+    // SAFETY: an all-zero rlimit is valid for getrlimit to fill.
+    let mut rl: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid pointer to an rlimit.
+    let limit = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut rl) } == 0 { rl.rlim_cur.min(1 << 20) } else { 1 << 20 };
+    for fd in first as u64..limit {
+        // SAFETY: fcntl on a closed fd is EBADF and harmless.
+        unsafe { libc::fcntl(fd as libc::c_int, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+}
+
 /// One received record.
 pub struct Received {
     pub len: usize,
@@ -356,6 +382,22 @@ mod tests {
         assert!(ftruncate(&m, 4096).is_err());
         assert_eq!(fstat_size(m.as_raw_fd()).unwrap(), 8192);
         assert_eq!(get_seals(m.as_raw_fd()).unwrap() & (SEAL_SHRINK | SEAL_GROW), SEAL_SHRINK | SEAL_GROW);
+    }
+
+    #[test]
+    fn the_fallback_marks_every_fd_close_on_exec() {
+        let (a, _b) = seqpacket_pair().unwrap();
+        // SAFETY: dup without close-on-exec, as a careless host makes them.
+        let fd = unsafe { libc::dup(a.as_raw_fd()) };
+        assert!(fd > 0);
+        // SAFETY: fcntl queries on an open fd.
+        assert_eq!(unsafe { libc::fcntl(fd, libc::F_GETFD) } & libc::FD_CLOEXEC, 0);
+        cloexec_each_from(fd as u32);
+        // SAFETY: as above; closing the dup made here.
+        unsafe {
+            assert_eq!(libc::fcntl(fd, libc::F_GETFD) & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
+            libc::close(fd);
+        }
     }
 
     #[test]
