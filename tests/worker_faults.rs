@@ -695,3 +695,49 @@ fn a_death_during_a_checkpoint_keeps_the_journal() {
     assert_eq!(c.generation(), 3);
     assert_eq!(c.graph_info().unwrap().epoch, 6);
 }
+
+/// Every field of a reply is checked against what the host expects (section 11): the worker
+/// tampers with REPLY_OK of the first UPDATE (the 3rd W4 hit: LOAD, SSSP, UPDATE) in generation 1
+/// (`BAD_EPOCH`: epoch + 1000; `BAD_RESULT_ID`; `BAD_EXTRA`: one byte more), or with the reply of
+/// the compute (`BAD_RESULT_ID` at the 2nd hit). The call fails with `Protocol`, the worker is
+/// killed, and the next calls run on generation 2 with the journal replayed: the failed update
+/// is not applied, the same update then is, once, and the results read as in process. A trusted
+/// corrupted epoch made every later call fail with `STALE_RESULT`.
+#[test]
+fn tampered_reply_fields_are_refused_and_the_worker_replaced() {
+    let _serial = serial();
+    let g = grid(15, 15, 1, 23);
+    let res = Resources::sequential();
+    for (action, nth, in_message) in [
+        ("BAD_EPOCH", 3, "says epoch 1002, the host expects 2"),
+        ("BAD_RESULT_ID", 3, "says result id 7, the host expects 0"),
+        ("BAD_EXTRA", 3, "extra fields"),
+        ("BAD_RESULT_ID", 2, "says result id 8, the host expects 1"),
+    ] {
+        let what = format!("W4:{action}:{nth}");
+        let mut lg = Graph::new(g.clone());
+        let mut s = dyng::SsspResult::compute(&res, &lg, 0, 0, &Default::default()).unwrap();
+        let c = Client::spawn(with_fault(&format!("W4:{action}:{nth}:1"))).unwrap();
+        c.load_graph(&g).unwrap();
+        let b = batch(&g, 10, 10, 5);
+        let wpid = c.worker_pid().unwrap();
+        let r = if nth == 2 {
+            let e = c.sssp_compute(0, 0, &Default::default()).unwrap_err();
+            assert_eq!(e.kind(), dyng::ErrorKind::Protocol, "{what}: {e}");
+            assert!(e.to_string().contains(in_message), "{what}: {e}");
+            c.sssp_compute(0, 0, &Default::default()).unwrap()
+        } else {
+            let r = c.sssp_compute(0, 0, &Default::default()).unwrap();
+            let e = c.update(&b.view(), &[r.id]).unwrap_err();
+            assert_eq!(e.kind(), dyng::ErrorKind::Protocol, "{what}: {e}");
+            assert!(e.to_string().contains(in_message), "{what}: {e}");
+            r
+        };
+        assert!(!alive(wpid), "{what}: the worker that broke the protocol was killed");
+        dyng::update_one(&res, &mut lg, &b.view(), &mut s).unwrap();
+        assert_eq!(c.update(&b.view(), &[r.id]).unwrap(), 2, "{what}: one batch after the load");
+        assert_eq!(c.generation(), 2, "{what}");
+        assert_eq!(c.copy_i64(r.id, kind::DIST, 0).unwrap(), s.distances(), "{what}");
+        assert_eq!(c.copy_i32(r.id, kind::PARENT, 0).unwrap(), s.parents(), "{what}");
+    }
+}

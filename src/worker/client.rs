@@ -5,6 +5,7 @@
 //! copy); everything it returns is plain data or a [`View`] of a lent block.
 
 use super::block::{as_bytes, sealed_input, ArraySrc, BlockHeader, HostBlock};
+use super::expect::{assigned_id, check_reply, makes_result, Expect};
 use super::fault;
 use super::locate::resolve_worker_path;
 use super::frame::{announced_fds, decode_frame, encode_frame, protocol, Dec, Enc, Header, MAX_FRAME};
@@ -248,6 +249,9 @@ struct Request {
     expected_epoch: u64,
     reply_mode: u8,
     input: Option<Input>,
+    /// The worker's epoch after the call, where it is not the journal's (`Core::epoch`): the
+    /// steps of a replay, which walk up to it.
+    reply_epoch: Option<u64>,
 }
 
 impl Request {
@@ -257,7 +261,7 @@ impl Request {
             OpParams::View { .. } | OpParams::Stats | OpParams::WorkspaceBytes | OpParams::Checkpoint | OpParams::Echo => FLAG_IDEMPOTENT,
             _ => 0,
         };
-        Request { params, result_id: 0, flags, expected_epoch: EPOCH_ANY, reply_mode, input: None }
+        Request { params, result_id: 0, flags, expected_epoch: EPOCH_ANY, reply_mode, input: None, reply_epoch: None }
     }
 }
 
@@ -609,6 +613,7 @@ impl Client {
         }
         req.flags = replay_flags;
         req.input = Some(base);
+        req.reply_epoch = Some(base_epoch);
         self.replay_step(core, &req)?;
         self.replay_results(core, epoch)?;
         let batches = core.journal.batches.clone();
@@ -625,6 +630,7 @@ impl Client {
             req.flags = replay_flags;
             req.expected_epoch = epoch;
             req.input = Some(input.clone());
+            req.reply_epoch = Some(*after);
             if let Err(e) = self.replay_step(core, &req) {
                 if e.kind() == crate::ErrorKind::WorkerLost && i + 1 == batches.len() && core.journal.unconfirmed {
                     // The worker died again executing the newest batch: a poison batch.
@@ -675,6 +681,7 @@ impl Client {
             let mut req = Request::new(params);
             req.flags = FLAG_REPLAY;
             req.input = d.adopted.as_ref().map(|(input, _)| input.clone());
+            req.reply_epoch = Some(epoch);
             let r = self.replay_step(core, &req)?;
             if r.result_id != d.id {
                 return Err(worker_lost(format!("replay gave result id {} for {}", r.result_id, d.id)));
@@ -770,7 +777,18 @@ impl Client {
     fn exchange(&self, core: &mut Core, req: &Request, deadline: Option<Instant>) -> std::result::Result<Reply, Lost> {
         let call_id = core.next_call_id;
         core.next_call_id += 1;
-        let Core { conn, buf, .. } = core;
+        let expect = Expect {
+            epoch: req.reply_epoch.unwrap_or(core.epoch),
+            result_id: match &req.params {
+                p if makes_result(p) && req.flags & FLAG_REPLAY != 0 && assigned_id(p) != 0 => assigned_id(p),
+                // The worker numbers results from WELCOME's next_result_id, one per new result.
+                p if makes_result(p) => core.max_result_id + 1,
+                OpParams::View { .. } | OpParams::Stats => req.result_id,
+                _ => 0,
+            },
+            graph: core.graph,
+        };
+        let Core { conn, buf, max_result_id, .. } = core;
         let conn = conn.as_mut().ok_or_else(|| Lost::Died("no worker".into()))?;
         let call = Call {
             reply_mode: req.reply_mode,
@@ -853,6 +871,14 @@ impl Client {
                     msg::REPLY_OK => {
                         fault::hit("H3"); // received, before any validation
                         let ok = ReplyOk::get(&mut d).map_err(|e| violation(conn, perr::BAD_BODY, h.msg_type, e))?;
+                        if h.call_id == call_id {
+                            let inputs = req.input.as_ref().map_or(&[][..], |i| &i.descs[..]);
+                            check_reply(&req.params, inputs, &expect, &ok).map_err(|e| violation(conn, perr::BAD_BODY, h.msg_type, e))?;
+                        } else {
+                            // A late reply of an abandoned call (a compute past its deadline)
+                            // may have taken a result id: the next one follows it.
+                            *max_result_id = (*max_result_id).max(ok.result_id);
+                        }
                         let fd = if ctrunc { None } else { fds.pop() };
                         let view = self.receive_block(conn, h.call_id, &ok, fd, ctrunc).map_err(|e| match e.kind() {
                             // A block that fails validation (6.3, I3, 6.6); RESOURCE is not one.
@@ -864,6 +890,8 @@ impl Client {
                             continue;
                         }
                         if cancel_until.is_some() && !matches!(req.params, OpParams::Update { .. } | OpParams::LoadGraph { .. }) {
+                            // The result stays resident and took its id (see docs/worker.md).
+                            *max_result_id = (*max_result_id).max(ok.result_id);
                             // The deadline passed: a read-only or compute result is not wanted
                             // any more (a computed result id is not kept; see docs/worker.md).
                             return Err(Lost::Fail(Error::Timeout(format!(

@@ -16,7 +16,8 @@
 //! must refuse: at W4, `CORRUPT` flips a byte of the lent block's first array after hashing,
 //! `UNSEALED` lends an unsealed copy of the block, `SHORT` a sealed copy one page shorter than
 //! `total_len`, `BAD_HEADER` damages page 0, and `BAD_LEND_SEQ` announces another `lend_seq` in
-//! REPLY_OK than page 0 holds.
+//! REPLY_OK than page 0 holds; on any reply, `BAD_EPOCH`, `BAD_RESULT_ID` and `BAD_EXTRA` change
+//! REPLY_OK's epoch, result id or extra fields (one byte more).
 
 /// What a fault point asks the code there to do to its output (test-only, see the module doc).
 /// Only the fault-injection build creates one; without it the code that acts on it is dead.
@@ -28,6 +29,9 @@ pub enum Tamper {
     Short,
     BadHeader,
     BadLendSeq,
+    BadEpoch,
+    BadResultId,
+    BadExtra,
 }
 
 #[cfg(all(feature = "fault-injection", not(debug_assertions)))]
@@ -88,6 +92,9 @@ mod imp {
             "SHORT" => return Some(Tamper::Short),
             "BAD_HEADER" => return Some(Tamper::BadHeader),
             "BAD_LEND_SEQ" => return Some(Tamper::BadLendSeq),
+            "BAD_EPOCH" => return Some(Tamper::BadEpoch),
+            "BAD_RESULT_ID" => return Some(Tamper::BadResultId),
+            "BAD_EXTRA" => return Some(Tamper::BadExtra),
             "SYNC" => sync(point),
             "CRASH" => std::process::abort(),
             // SAFETY: signalling ourselves; the process ends here.

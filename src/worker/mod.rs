@@ -6,6 +6,7 @@
 
 pub mod block;
 pub mod client;
+mod expect;
 pub(crate) mod fault;
 pub mod frame;
 pub mod locate;

@@ -439,12 +439,13 @@ fn compute_loop(sh: &Arc<Shared>, mut st: State) {
         match out {
             Ok(mut o) => {
                 // W4: the block is filled, nothing is sent yet.
-                if let (Some(t), Some(l)) = (fault::hit("W4"), o.lent.as_mut()) {
+                let tamper = fault::hit("W4");
+                if let (Some(t), Some(l)) = (tamper, o.lent.as_mut()) {
                     tamper_for_test(sh, t, l);
                 }
                 let mut e = Enc::default();
                 let lent = o.lent.as_ref();
-                ReplyOk {
+                let mut reply = ReplyOk {
                     epoch: st.epoch,
                     result_id: o.result_id,
                     compute_ns: t0.elapsed().as_nanos() as u64,
@@ -453,8 +454,11 @@ fn compute_loop(sh: &Arc<Shared>, mut st: State) {
                     total_len: lent.map_or(0, |l| l.total_len),
                     arrays: lent.map_or(vec![], |l| l.arrays.clone()),
                     extra: o.extra,
+                };
+                if let Some(t) = tamper {
+                    tamper_reply_for_test(t, &mut reply);
                 }
-                .put(&mut e);
+                reply.put(&mut e);
                 let fds: Vec<RawFd> = lent.map(|l| l.fd.as_raw_fd()).into_iter().collect();
                 let _ = sh.send(msg::REPLY_OK, job.call_id, &e.0, &fds);
                 fault::hit("W5");
@@ -488,6 +492,7 @@ fn tamper_for_test(sh: &Shared, t: fault::Tamper, l: &mut Lent) {
         }
         Tamper::BadHeader => pool.flip_byte_for_test(l.block_id, 44), // `epoch` in page 0 (6.3)
         Tamper::BadLendSeq => l.lend_seq += 1,
+        Tamper::BadEpoch | Tamper::BadResultId | Tamper::BadExtra => {}
         Tamper::Unsealed | Tamper::Short => {
             let short = t == Tamper::Short;
             // One page short of `total_len` cuts into the last array, which the host would
@@ -497,6 +502,17 @@ fn tamper_for_test(sh: &Shared, t: fault::Tamper, l: &mut Lent) {
                 l.fd = fd;
             }
         }
+    }
+}
+
+/// Fault injection only: plays a worker whose REPLY_OK fields are wrong (the host must refuse it).
+fn tamper_reply_for_test(t: fault::Tamper, r: &mut ReplyOk) {
+    use fault::Tamper;
+    match t {
+        Tamper::BadEpoch => r.epoch += 1000,
+        Tamper::BadResultId => r.result_id += 7,
+        Tamper::BadExtra => r.extra.push(0),
+        _ => {}
     }
 }
 
