@@ -61,12 +61,15 @@ pub struct MospResult {
 }
 
 fn resolve_k(graph: &Graph, k: Option<usize>) -> Result<usize> {
-    let k = k.unwrap_or(graph.k());
-    if k == 0 || k > graph.k() {
-        return Err(Error::invalid(format!(
-            "dyng: K = {k} objectives requested; the graph has {}",
-            graph.k()
-        )));
+    resolve_objectives(graph.k(), k)
+}
+
+/// The objectives a MOSP result uses on a graph with `graph_k`: `k`, default all (shared with the
+/// worker's host side, which checks before sending).
+pub(crate) fn resolve_objectives(graph_k: usize, k: Option<usize>) -> Result<usize> {
+    let k = k.unwrap_or(graph_k);
+    if k == 0 || k > graph_k {
+        return Err(Error::invalid(format!("dyng: K = {k} objectives requested; the graph has {graph_k}")));
     }
     Ok(k)
 }

@@ -1068,12 +1068,18 @@ impl Client {
 
     /// Computes a MOSP result resident in the worker.
     pub fn mosp_compute(&self, source: usize, opt: &MospOptions) -> Result<RemoteResult> {
-        if opt.preferences.len() > 32 {
-            return Err(Error::invalid(format!("dyng: {} preferences exceed 32 objectives", opt.preferences.len())));
+        // K as the in-process call checks it (a K the wire cannot carry is refused the same way).
+        let k = match (opt.k, self.graph_info()) {
+            (Some(k), Some(g)) => crate::mosp::resolve_objectives(g.k, Some(k))?,
+            (Some(k), None) => k,
+            (None, _) => 0,
+        };
+        if opt.preferences.len() > crate::graph::MAX_OBJECTIVES {
+            crate::mosp::Preferences::new(k.max(1), &opt.preferences)?;
         }
         let params = OpParams::MospCompute {
             source: wire_source(source)?,
-            k: opt.k.unwrap_or(0).min(u16::MAX as usize) as u16,
+            k: u16::try_from(k).map_err(|_| Error::invalid(format!("dyng: K = {k} objectives requested; no graph is loaded")))?,
             prefs: opt.preferences.clone(),
             delta: wire_delta(opt.delta)?,
             view_mask: 0,
@@ -1129,11 +1135,12 @@ impl Client {
         preferences: &[u32],
     ) -> Result<RemoteResult> {
         let k = trees.len();
-        if k == 0 || k > 32 || deltas.len() != k {
-            return Err(Error::invalid(format!("dyng: {k} trees ({} deltas); a MOSP result takes 1..32 trees", deltas.len())));
+        let max = crate::graph::MAX_OBJECTIVES;
+        if k == 0 || k > max || deltas.len() != k {
+            return Err(Error::invalid(format!("dyng: {k} trees ({} deltas); a MOSP result takes 1..{max} trees", deltas.len())));
         }
-        if preferences.len() > 32 {
-            // The op carries at most 32; the in-process check words the refusal.
+        if preferences.len() > max {
+            // The op carries at most 64; the in-process check words the refusal.
             crate::mosp::Preferences::new(k, preferences)?;
         }
         let params = OpParams::AdoptMosp {
@@ -1545,6 +1552,12 @@ fn extension_supported(core: &Core, params: &OpParams) -> Result<()> {
             params.op()
         )));
     }
+    if params.is_wide() && caps & CAP_WIDE == 0 {
+        return Err(Error::NotSupported(format!(
+            "dyng worker: op {} with more than {FIXED_ENTRIES} objectives needs the WIDE capability, which this worker does not announce (an older dyng-worker?)",
+            params.op()
+        )));
+    }
     // A worker without the POLICY capability runs its op's default policy whatever the CALL says.
     if let (Some(f), Some(default)) = (params.fallback(), params.default_fallback()) {
         if f != default && caps & CAP_POLICY == 0 {
@@ -1561,7 +1574,7 @@ fn wire_source(source: usize) -> Result<i32> {
 }
 
 fn wire_objective(objective: usize) -> Result<u16> {
-    u16::try_from(objective).map_err(|_| Error::invalid(format!("dyng: objective {objective} is outside [0, 32)")))
+    u16::try_from(objective).map_err(|_| Error::invalid(format!("dyng: objective {objective} is outside [0, {})", crate::graph::MAX_OBJECTIVES)))
 }
 
 /// `None` travels as 0 (the default); an explicit 0 is refused here as in-process.

@@ -95,6 +95,14 @@ pub const CAP_ADOPT: u64 = 1 << 8;
 /// and runs its op's default, [`FALLBACK_COMPUTE`] or [`FALLBACK_ADOPT`]: the host refuses another
 /// policy before sending.
 pub const CAP_POLICY: u64 = 1 << 9;
+/// dyng extension 3 (bit 10): every K the library accepts (1..64) through MOSP_COMPUTE and
+/// ADOPT_MOSP, whose fixed `prefs [32]u32` and `deltas [32]i64` hold 32. A CALL of either op with
+/// more than 32 preferences or (ADOPT_MOSP) trees carries, after the policy byte, the rest:
+/// `n_more_prefs u16, prefs [n_more_prefs]u32, n_more_deltas u16, deltas [n_more_deltas]i64`
+/// (see docs/worker.md). A host refuses such a call, before sending, to a worker without the bit.
+pub const CAP_WIDE: u64 = 1 << 10;
+/// Entries of the fixed preference and delta arrays of MOSP_COMPUTE and ADOPT_MOSP.
+pub const FIXED_ENTRIES: usize = 32;
 /// The policy of a computed result where the CALL carries none (a host without extension 2).
 pub const FALLBACK_COMPUTE: u8 = crate::Fallback::Adaptive.code() as u8;
 /// The policy of an adopted result where the CALL carries none: the drop-in entry points'.
@@ -346,6 +354,15 @@ impl OpParams {
         }
     }
 
+    /// Whether the op needs extension 3 ([`CAP_WIDE`]): more than 32 preferences or trees.
+    pub fn is_wide(&self) -> bool {
+        match self {
+            OpParams::MospCompute { prefs, .. } => prefs.len() > FIXED_ENTRIES,
+            OpParams::AdoptMosp { prefs, deltas, .. } => prefs.len() > FIXED_ENTRIES || deltas.len() > FIXED_ENTRIES,
+            _ => false,
+        }
+    }
+
     pub fn op(&self) -> u16 {
         match self {
             OpParams::LoadGraph { .. } => op::LOAD_GRAPH,
@@ -389,7 +406,7 @@ impl Call {
                 e.i32(*source).u16(*objective).i64(*delta).u32(*view_mask).u64(*assign_id);
             }
             OpParams::MospCompute { source, k, prefs, delta, view_mask, assign_id, .. } => {
-                e.i32(*source).u16(*k).u16(prefs.len() as u16);
+                e.i32(*source).u16(*k).u16(prefs.len().min(FIXED_ENTRIES) as u16);
                 for i in 0..32 {
                     e.u32(prefs.get(i).copied().unwrap_or(0));
                 }
@@ -408,7 +425,7 @@ impl Call {
                 e.i32(*source).u16(*objective).u8(*canonicalize as u8).i64(*delta).u32(*view_mask).u64(*assign_id);
             }
             OpParams::AdoptMosp { source, k, prefs, canonicalize, deltas, view_mask, assign_id, .. } => {
-                e.i32(*source).u16(*k).u16(prefs.len() as u16);
+                e.i32(*source).u16(*k).u16(prefs.len().min(FIXED_ENTRIES) as u16);
                 for i in 0..32 {
                     e.u32(prefs.get(i).copied().unwrap_or(0));
                 }
@@ -424,7 +441,25 @@ impl Call {
         if let Some(f) = self.params.fallback() {
             e.u8(f);
         }
+        // Extension 3: what the fixed arrays cannot hold, only where there is some.
+        let (prefs, deltas): (&[u32], &[i64]) = match &self.params {
+            OpParams::MospCompute { prefs, .. } => (prefs, &[]),
+            OpParams::AdoptMosp { prefs, deltas, .. } => (prefs, deltas),
+            _ => (&[], &[]),
+        };
+        if self.params.is_wide() {
+            let (more_p, more_d) = (&prefs[prefs.len().min(FIXED_ENTRIES)..], &deltas[deltas.len().min(FIXED_ENTRIES)..]);
+            e.u16(more_p.len() as u16);
+            more_p.iter().for_each(|p| {
+                e.u32(*p);
+            });
+            e.u16(more_d.len() as u16);
+            more_d.iter().for_each(|d| {
+                e.i64(*d);
+            });
+        }
     }
+
 
     pub fn get(d: &mut Dec) -> Result<Self> {
         let op_code = d.u16()?;
@@ -484,8 +519,8 @@ impl Call {
             op::ADOPT_MOSP => {
                 let source = d.i32()?;
                 let k = d.u16()?;
-                if k == 0 || k > 32 {
-                    return Err(protocol(format!("ADOPT_MOSP with k = {k} trees (1..32)")));
+                if k == 0 || k as usize > crate::graph::MAX_OBJECTIVES {
+                    return Err(protocol(format!("ADOPT_MOSP with k = {k} trees (1..{})", crate::graph::MAX_OBJECTIVES)));
                 }
                 let prefs = get_prefs(d)?;
                 let canonicalize = get_bool(d)?;
@@ -495,7 +530,8 @@ impl Call {
                     k,
                     prefs,
                     canonicalize,
-                    deltas: deltas[..k as usize].to_vec(),
+                    // Trees beyond 32 take their deltas from the extension-3 trailer below.
+                    deltas: deltas[..(k as usize).min(FIXED_ENTRIES)].to_vec(),
                     view_mask: d.u32()?,
                     assign_id: d.u64()?,
                     fallback: FALLBACK_ADOPT,
@@ -512,8 +548,45 @@ impl Call {
             }
             *f = code;
         }
+        if d.remaining() > 0 && matches!(params, OpParams::MospCompute { .. } | OpParams::AdoptMosp { .. }) {
+            get_wide_trailer(d, &mut params)?;
+        }
+        if let OpParams::AdoptMosp { k, deltas, .. } = &params {
+            if deltas.len() != *k as usize {
+                return Err(protocol(format!("ADOPT_MOSP with k = {k} trees carries {} deltas", deltas.len())));
+            }
+        }
         Ok(Call { reply_mode, call_flags, deadline_ms, expected_epoch, result_id, params, inputs })
     }
+}
+
+/// Extension 3's trailer: the preferences and deltas beyond the fixed arrays' 32, appended to
+/// those of MOSP_COMPUTE (no deltas) and ADOPT_MOSP.
+fn get_wide_trailer(d: &mut Dec, params: &mut OpParams) -> Result<()> {
+    let max = crate::graph::MAX_OBJECTIVES;
+    let (prefs, deltas) = match params {
+        OpParams::MospCompute { prefs, .. } => (prefs, None),
+        OpParams::AdoptMosp { prefs, deltas, .. } => (prefs, Some(deltas)),
+        _ => return Ok(()),
+    };
+    let n = d.u16()? as usize;
+    if n > 0 && prefs.len() != FIXED_ENTRIES || prefs.len() + n > max {
+        return Err(protocol(format!("{n} more preferences after {} (at most {max} in all)", prefs.len())));
+    }
+    for _ in 0..n {
+        prefs.push(d.u32()?);
+    }
+    let n = d.u16()? as usize;
+    match deltas {
+        Some(deltas) if (n == 0 || deltas.len() == FIXED_ENTRIES) && deltas.len() + n <= max => {
+            for _ in 0..n {
+                deltas.push(d.i64()?);
+            }
+        }
+        _ if n == 0 => {}
+        _ => return Err(protocol(format!("{n} more deltas where the op has no room for them"))),
+    }
+    d.finish()
 }
 
 /// `n_prefs u16, prefs [32]u32`: the used prefix of a fixed preference array.
@@ -857,6 +930,51 @@ mod tests {
             let mut d = Dec::new(&e.0[..len]);
             assert!(Call::get(&mut d).and_then(|_| d.finish()).is_err(), "prefix {len} accepted");
         }
+    }
+
+    /// Extension 3: K up to 64 through MOSP_COMPUTE and ADOPT_MOSP; a CALL within 32 is the
+    /// same bytes as before the extension; a trailer that does not fit the op is refused.
+    #[test]
+    fn wide_calls_round_trip_and_narrow_ones_are_unchanged() {
+        let prefs: Vec<u32> = (1..=64).map(|p| 1 + p % 3).collect();
+        let deltas: Vec<i64> = (0..64).collect();
+        for k in [33usize, 40, 64] {
+            for params in [
+                OpParams::MospCompute { source: 3, k: k as u16, prefs: prefs[..k].to_vec(), delta: 7, view_mask: 0, assign_id: 0, fallback: 2 },
+                OpParams::AdoptMosp { source: 3, k: k as u16, prefs: prefs[..k].to_vec(), canonicalize: true, deltas: deltas[..k].to_vec(), view_mask: 0, assign_id: 9, fallback: 3 },
+                OpParams::AdoptMosp { source: 3, k: k as u16, prefs: vec![], canonicalize: false, deltas: deltas[..k].to_vec(), view_mask: 0, assign_id: 0, fallback: 3 },
+            ] {
+                assert!(params.is_wide());
+                let c = Call { reply_mode: 0, call_flags: 0, deadline_ms: 0, expected_epoch: EPOCH_ANY, result_id: 0, params, inputs: vec![] };
+                let mut e = Enc::default();
+                c.put(&mut e);
+                let mut d = Dec::new(&e.0);
+                assert_eq!(Call::get(&mut d).unwrap(), c, "k = {k}");
+                d.finish().unwrap();
+                // Without its trailer an ADOPT_MOSP of more than 32 trees lacks deltas.
+                if let OpParams::AdoptMosp { .. } = c.params {
+                    let mut narrow = c.clone();
+                    if let OpParams::AdoptMosp { prefs, deltas, .. } = &mut narrow.params {
+                        prefs.truncate(32);
+                        deltas.truncate(32);
+                    }
+                    let mut e = Enc::default();
+                    narrow.put(&mut e);
+                    assert!(Call::get(&mut Dec::new(&e.0)).is_err(), "k = {k} with 32 deltas");
+                }
+            }
+        }
+        let narrow = OpParams::AdoptMosp { source: 0, k: 32, prefs: prefs[..32].to_vec(), canonicalize: false, deltas: deltas[..32].to_vec(), view_mask: 0, assign_id: 0, fallback: 3 };
+        assert!(!narrow.is_wide());
+        let c = Call { reply_mode: 0, call_flags: 0, deadline_ms: 0, expected_epoch: EPOCH_ANY, result_id: 0, params: narrow, inputs: vec![] };
+        round_with_policy(&c);
+        // 65 trees, and more deltas than trees.
+        let mut e = Enc::default();
+        Call { params: OpParams::AdoptMosp { source: 0, k: 65, prefs: vec![], canonicalize: false, deltas: vec![0; 65], view_mask: 0, assign_id: 0, fallback: 3 }, ..c.clone() }.put(&mut e);
+        assert!(Call::get(&mut Dec::new(&e.0)).is_err());
+        let mut e = Enc::default();
+        Call { params: OpParams::AdoptMosp { source: 0, k: 33, prefs: vec![], canonicalize: false, deltas: vec![0; 40], view_mask: 0, assign_id: 0, fallback: 3 }, ..c }.put(&mut e);
+        assert!(Call::get(&mut Dec::new(&e.0)).is_err());
     }
 
     #[test]

@@ -233,7 +233,7 @@ fn serve() -> Result<()> {
         worker_pid: std::process::id(),
         worker_starttime: sys::process_starttime(std::process::id() as i32).unwrap_or(0),
         page_size: sys::page_size() as u32,
-        caps: if fault::no_adopt() { 0 } else { CAP_ADOPT | CAP_POLICY } | if future_write { CAP_FUTURE_WRITE } else { 0 },
+        caps: if fault::no_adopt() { 0 } else { CAP_ADOPT | CAP_POLICY | CAP_WIDE } | if future_write { CAP_FUTURE_WRITE } else { 0 },
         gpu_count: 0,
         gpu_uuid: [0; 16],
         max_block_bytes: 1 << 40,
