@@ -12,7 +12,6 @@ use dyng::ffi::*;
 use dyng::worker::{kind, Client, WorkerOptions};
 use dyng::{Csr, Graph, MospOptions, MospResult, Resources, ResultMut, SsspOptions, SsspResult, WeightLayout};
 use std::ffi::CString;
-use std::path::Path;
 use std::ptr::{null, null_mut};
 use worker_util::*;
 
@@ -180,31 +179,13 @@ fn the_c_abi_takes_every_k_through_the_worker() {
     }
 }
 
-/// Writes a MOSP case of K objectives under `dir`: graph triplet, batch folder, initial trees.
-fn write_case(dir: &Path, g: &Csr) {
-    use dyng::io::{batch_files, csr_text, trees, CsrText};
-    let (n, m, k) = (g.n(), g.m(), g.k());
-    let weights = (0..m).flat_map(|e| (0..k).map(move |j| (e, j))).map(|(e, j)| g.weights()[j * m + e]).collect();
-    let text = CsrText { n, k, row_ptr: g.row_ptr().to_vec(), col_ind: g.col_ind().to_vec(), weights };
-    std::fs::create_dir_all(dir.join("changes")).unwrap();
-    csr_text::write_csr_triplet(&dir.join("graph"), &text).unwrap();
-    batch_files::write_batch_dir(&dir.join("changes"), &batch(g, 8, 8, 77)).unwrap();
-    let lg = Graph::new(g.clone());
-    for j in 0..k {
-        let t = SsspResult::compute(&Resources::sequential(), &lg, 0, j, &SsspOptions::default()).unwrap();
-        let obj = dir.join(format!("init/obj{j}"));
-        std::fs::create_dir_all(&obj).unwrap();
-        trees::write_distances(&obj.join("distancesOriginal.txt"), t.distances()).unwrap();
-        trees::write_parents(&obj.join("SSSPTreeOriginal.txt"), t.parents()).unwrap();
-    }
-}
-
 #[test]
 fn dyng_mosp_through_the_worker_takes_every_k() {
     let dir = std::env::temp_dir().join(format!("dyng-wide-cli-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let k = 40;
-    write_case(&dir, &wide_grid(6, k, 9));
+    let g = wide_grid(6, k, 9);
+    common::write_mosp_case(&dir, &g, &batch(&g, 8, 8, 77));
     let pref: Vec<String> = prefs(k).iter().map(u32::to_string).collect();
     let run = |isolation: &str| {
         let out = dir.join(format!("out-{isolation}"));

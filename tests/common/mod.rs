@@ -142,3 +142,25 @@ pub fn engines() -> Vec<(String, dyng::Resources)> {
     }
     v
 }
+
+/// Writes a MOSP case for `g` under `dir` as the drop-in driver reads it: the graph triplet
+/// `dir/graph`, the batch folder `dir/changes`, and the static trees from source 0 of every
+/// objective in `dir/init` (as `mospPrep` writes them).
+pub fn write_mosp_case(dir: &Path, g: &dyng::Csr, batch: &dyng::Batch) {
+    use dyng::io::{batch_files, csr_text, trees, CsrText};
+    let (n, m, k) = (g.n(), g.m(), g.k());
+    // The text files hold edge-major weights; a Csr holds them objective-major.
+    let weights = (0..m).flat_map(|e| (0..k).map(move |j| (e, j))).map(|(e, j)| g.weights()[j * m + e]).collect();
+    let text = CsrText { n, k, row_ptr: g.row_ptr().to_vec(), col_ind: g.col_ind().to_vec(), weights };
+    std::fs::create_dir_all(dir.join("changes")).expect("mkdir");
+    csr_text::write_csr_triplet(&dir.join("graph"), &text).expect("graph");
+    batch_files::write_batch_dir(&dir.join("changes"), batch).expect("batch");
+    let lg = dyng::Graph::new(g.clone());
+    for j in 0..k {
+        let t = dyng::SsspResult::compute(&dyng::Resources::sequential(), &lg, 0, j, &Default::default()).expect("tree");
+        let obj = dir.join(format!("init/obj{j}"));
+        std::fs::create_dir_all(&obj).expect("mkdir");
+        trees::write_distances(&obj.join("distancesOriginal.txt"), t.distances()).expect("distances");
+        trees::write_parents(&obj.join("SSSPTreeOriginal.txt"), t.parents()).expect("parents");
+    }
+}

@@ -54,7 +54,8 @@ pub struct MospArgs {
     /// Rewrite each initial parent to the lowest-id tight in-neighbour first.
     #[arg(long)]
     pub canonicalize: bool,
-    /// Output folder.
+    /// Output folder; written all or nothing (a run that fails while writing, e.g. on a full disk,
+    /// leaves it as it was).
     #[arg(long, default_value = "mosp-output")]
     pub out: PathBuf,
     /// Write no output files.
