@@ -48,7 +48,9 @@ pub struct MospArgs {
     /// Bucket width of the objective searches (default: each objective's own).
     #[arg(long, value_parser = clap::value_parser!(i64).range(1..))]
     pub delta: Option<i64>,
-    /// Binary graph cache (identity-checked MOSPCSR2 layout).
+    /// Binary graph cache (MOSPCSR2 layout plus a dyng trailer: the text files' full identity
+    /// and an XXH3 checksum). Used only if both hold; a stale cache is rebuilt from the text, a
+    /// damaged one too, with a warning on stderr.
     #[arg(long)]
     pub cache: Option<PathBuf>,
     /// Rewrite each initial parent to the lowest-id tight in-neighbour first.
