@@ -115,13 +115,25 @@ fn no_panic_message(what: &str) {
 
 impl World {
     fn new() -> World {
+        Self::with(DYNG_ISOLATION_IN_PROCESS)
+    }
+
+    /// The world under worker isolation: every handle's work runs in a `dyng-worker`.
+    fn worker() -> World {
+        Self::with(DYNG_ISOLATION_WORKER)
+    }
+
+    fn with(isolation: u32) -> World {
         let dir = scratch("world");
         std::fs::write(dir.join("insert.txt"), "0 2 1 1\n").unwrap();
         std::fs::write(dir.join("delete.txt"), "1 2\n").unwrap();
         let (src, dst, w) = edges();
         let e = dyng_edges_t { n: N, m: src.len(), k: K as u32, src: src.as_ptr(), dst: dst.as_ptr(), weights: w.as_ptr() };
+        let worker = CString::new(env!("CARGO_BIN_EXE_dyng-worker")).unwrap();
         let mut opt = dyng_resources_options_default();
         opt.backend = DYNG_BACKEND_SEQUENTIAL;
+        opt.isolation = isolation;
+        opt.worker_path = worker.as_ptr();
         let mut w = World {
             res: null_mut(),
             g: null_mut(),
@@ -147,7 +159,8 @@ impl World {
             ok(dyng_batch_read(d.as_ptr(), w.g, &mut w.batch), "batch");
             ok(dyng_result_view(w.res, w.mosp, DYNG_ARRAY_PATH_COSTS, 0, &mut w.view), "view");
             ok(dyng_resources_create(&opt, &mut w.freed_res), "resources 2");
-            ok(dyng_graph_from_edges(w.res, &e, &mut w.freed_g), "graph 2");
+            // On resources of its own: a worker holds one graph.
+            ok(dyng_graph_from_edges(w.freed_res, &e, &mut w.freed_g), "graph 2");
             ok(dyng_sssp_compute(w.res, w.g, 1, 1, null(), &mut w.freed_r), "sssp 2");
             ok(dyng_batch_read(d.as_ptr(), w.g, &mut w.freed_batch), "batch 2");
             ok(dyng_result_view(w.res, w.sssp, DYNG_ARRAY_DISTANCES, 0, &mut w.freed_view), "view 2");
@@ -286,7 +299,16 @@ fn sosp(w: &World, g: &OneObjective, from: &[i32], to: &[i32], heads: &[i32], so
 
 #[test]
 fn every_entry_point_refuses_out_of_range_values() {
-    let w = World::new();
+    walk(&World::new());
+}
+
+/// The same walk through worker-isolated resources (the worker's side of every call).
+#[test]
+fn every_entry_point_refuses_out_of_range_values_through_the_worker() {
+    walk(&World::worker());
+}
+
+fn walk(w: &World) {
     let (d0, p0) = tree0(&w);
     let g1 = OneObjective::new();
     // SAFETY (the whole test): every pointer passed is NULL, a dyng handle (live, quarantined
@@ -793,7 +815,15 @@ fn fuzz_graph_from_csr_and_edges() {
 
 #[test]
 fn fuzz_compute_and_adopt() {
-    let w = World::new();
+    fuzz_compute_and_adopt_on(&World::new());
+}
+
+#[test]
+fn fuzz_compute_and_adopt_through_the_worker() {
+    fuzz_compute_and_adopt_on(&World::worker());
+}
+
+fn fuzz_compute_and_adopt_on(w: &World) {
     let (d0, p0) = tree0(&w);
     let s = (
         (pick(), pick(), vertex(), enum_value(), struct_size(std::mem::size_of::<dyng_sssp_options_t>()), distance(), enum_value()),
@@ -834,6 +864,15 @@ fn fuzz_compute_and_adopt() {
 
 #[test]
 fn fuzz_update() {
+    fuzz_update_on(&World::new());
+}
+
+#[test]
+fn fuzz_update_through_the_worker() {
+    fuzz_update_on(&World::worker());
+}
+
+fn fuzz_update_on(w: &World) {
     let s = (
         prop::collection::vec((vertex(), vertex(), weight(), weight()), 0..5),
         prop::collection::vec((vertex(), vertex()), 0..4),
@@ -842,7 +881,6 @@ fn fuzz_update() {
         prop::option::of(struct_size(std::mem::size_of::<dyng_update_stats_t>())),
         pick(),
     );
-    let w = World::new();
     fuzz("dyng_update", s, |(ins, del, rs, bsize, ssize, gp)| {
         let (is, id): (Vec<i32>, Vec<i32>) = ins.iter().map(|x| (x.0, x.1)).unzip();
         let iw: Vec<i32> = ins.iter().flat_map(|x| [x.2, x.3]).collect();
@@ -874,7 +912,15 @@ fn fuzz_update() {
 
 #[test]
 fn fuzz_queries_views_and_paths() {
-    let w = World::new();
+    fuzz_queries_views_and_paths_on(&World::new());
+}
+
+#[test]
+fn fuzz_queries_views_and_paths_through_the_worker() {
+    fuzz_queries_views_and_paths_on(&World::worker());
+}
+
+fn fuzz_queries_views_and_paths_on(w: &World) {
     let s = (pick(), pick(), enum_value(), enum_value(), vertex(), 0..N + 3, struct_size(std::mem::size_of::<dyng_result_info_t>()), struct_size(std::mem::size_of::<dyng_graph_info_t>()), 0..N * K + 3);
     fuzz("queries", s, |(rp, gp, array, k, target, cap, isize, gsize, len)| {
         let r = w.result(rp);
