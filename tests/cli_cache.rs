@@ -6,22 +6,12 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
-fn run(dir: &Path, out: &str, cache: bool) -> std::process::Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dyng"));
-    cmd.arg("mosp")
-        .arg("--graph")
-        .arg(dir.join("graph"))
-        .arg("--changes")
-        .arg(dir.join("changes"))
-        .arg("--init")
-        .arg(dir.join("init"))
-        .args(["--quiet", "--validate"])
-        .arg("--out")
-        .arg(dir.join(out));
+fn run(case: &common::Case, out: &str, cache: bool) -> std::process::Output {
+    let mut cmd = common::mosp_command(Path::new(env!("CARGO_BIN_EXE_dyng")), case, &case.dir.join(out));
+    cmd.arg("--validate");
     if cache {
-        cmd.arg("--cache").arg(dir.join("graph.bin"));
+        cmd.arg("--cache").arg(case.dir.join("graph.bin"));
     }
     cmd.output().unwrap()
 }
@@ -42,10 +32,10 @@ fn a_damaged_cache_is_rebuilt_not_used() {
     let mut b = dyng::Batch::new(2);
     b.insert(0, 77, &[1, 1]);
     b.delete(1, 2);
-    common::write_mosp_case(&dir, &g, &b);
-    assert!(run(&dir, "plain", false).status.success());
+    let case = common::write_mosp_case(&dir, &g, &b, &[]);
+    assert!(run(&case, "plain", false).status.success());
     let want = read_out(&dir.join("plain"));
-    assert!(run(&dir, "first", true).status.success());
+    assert!(run(&case, "first", true).status.success());
     let good = std::fs::read(dir.join("graph.bin")).unwrap();
     // Flip a low bit in 40 weights spread over the weight array (the last quarter of the file,
     // before the trailer); each flip keeps the weight valid, so only the checksum tells.
@@ -57,7 +47,7 @@ fn a_damaged_cache_is_rebuilt_not_used() {
         let mut bad = good.clone();
         bad[at] ^= if bad[at] > 1 { 0x01 } else { 0x02 };
         std::fs::write(dir.join("graph.bin"), &bad).unwrap();
-        let o = run(&dir, "again", true);
+        let o = run(&case, "again", true);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{err}");
         assert!(err.contains("is damaged and was not used"), "flip at {at}: {err}");

@@ -13,28 +13,12 @@ fn dyng() -> Command {
 }
 
 fn run_case(case: &Case, out: &Path, engine: &[&str]) -> std::process::Output {
-    let pref: Vec<String> = case.pref.iter().map(u32::to_string).collect();
-    let mut cmd = dyng();
-    cmd.arg("mosp")
-        .arg("--graph")
-        .arg(&case.graph)
-        .arg("--changes")
-        .arg(&case.changes)
-        .arg("--init")
-        .arg(&case.init)
-        .args(["--source", &case.source.to_string(), "--pref", &pref.join(","), "--quiet"])
-        .arg("--out")
-        .arg(out)
+    mosp_command(Path::new(env!("CARGO_BIN_EXE_dyng")), case, out)
         .arg("--stats")
         .arg(out.with_extension("stats"))
-        .args(engine);
-    if let Some(k) = case.k {
-        cmd.args(["-k", &k.to_string()]);
-    }
-    if case.canonicalize {
-        cmd.arg("--canonicalize");
-    }
-    cmd.output().expect("run dyng")
+        .args(engine)
+        .output()
+        .expect("run dyng")
 }
 
 fn check_group(group: &Path, tag: &str) -> usize {

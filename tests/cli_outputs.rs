@@ -13,25 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn run(case: &Case, out: &Path) -> std::process::Output {
-    let pref: Vec<String> = case.pref.iter().map(u32::to_string).collect();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_dyng"));
-    cmd.arg("mosp")
-        .arg("--graph")
-        .arg(&case.graph)
-        .arg("--changes")
-        .arg(&case.changes)
-        .arg("--init")
-        .arg(&case.init)
-        .args(["--source", &case.source.to_string(), "--pref", &pref.join(","), "--quiet"])
-        .arg("--out")
-        .arg(out);
-    if let Some(k) = case.k {
-        cmd.args(["-k", &k.to_string()]);
-    }
-    if case.canonicalize {
-        cmd.arg("--canonicalize");
-    }
-    cmd.output().unwrap()
+    common::mosp_command(Path::new(env!("CARGO_BIN_EXE_dyng")), case, out).output().unwrap()
 }
 
 /// Every file under `dir` (relative path -> bytes).
@@ -76,19 +58,7 @@ fn role_full_disk() {
         for v in 0..20 {
             b.insert(v, (v * 7 + 3) % t.n as i32, &[1, 2, 3]);
         }
-        let dir = scratch.join(format!("case{side}"));
-        common::write_mosp_case(&dir, &g, &b);
-        Case {
-            dir: dir.clone(),
-            name: format!("grid{side}"),
-            k: Some(3),
-            source: 0,
-            pref: vec![1, 1, 1],
-            canonicalize: false,
-            graph: dir.join("graph"),
-            changes: dir.join("changes"),
-            init: dir.join("init"),
-        }
+        common::write_mosp_case(&scratch.join(format!("case{side}")), &g, &b, &[])
     };
     let (a, b) = (case(20), case(60));
     assert!(run(&b, &scratch.join("want")).status.success());

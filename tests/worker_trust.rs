@@ -14,7 +14,6 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("dyng-trust-{}-{name}", std::process::id()));
@@ -113,24 +112,8 @@ fn a_worker_owned_by_another_user_is_refused() {
 
 /// `dyng mosp --isolation worker` on `case` by the program at `exe`; `worker`: `$DYNG_WORKER`.
 fn run_cli(exe: &Path, case: &common::Case, out: &Path, worker: Option<&Path>) -> std::process::Output {
-    let pref: Vec<String> = case.pref.iter().map(u32::to_string).collect();
-    let mut cmd = Command::new(exe);
-    cmd.arg("mosp")
-        .arg("--graph")
-        .arg(&case.graph)
-        .arg("--changes")
-        .arg(&case.changes)
-        .arg("--init")
-        .arg(&case.init)
-        .args(["--source", &case.source.to_string(), "--pref", &pref.join(","), "--quiet", "--isolation", "worker"])
-        .arg("--out")
-        .arg(out);
-    if let Some(k) = case.k {
-        cmd.args(["-k", &k.to_string()]);
-    }
-    if case.canonicalize {
-        cmd.arg("--canonicalize");
-    }
+    let mut cmd = common::mosp_command(exe, case, out);
+    cmd.args(["--isolation", "worker"]);
     match worker {
         Some(w) => cmd.env("DYNG_WORKER", w),
         None => cmd.env_remove("DYNG_WORKER"),

@@ -12,6 +12,7 @@ use dyng::ffi::*;
 use dyng::worker::{kind, Client, WorkerOptions};
 use dyng::{Csr, Graph, MospOptions, MospResult, Resources, ResultMut, SsspOptions, SsspResult, WeightLayout};
 use std::ffi::CString;
+use std::path::Path;
 use std::ptr::{null, null_mut};
 use worker_util::*;
 
@@ -185,21 +186,11 @@ fn dyng_mosp_through_the_worker_takes_every_k() {
     let _ = std::fs::remove_dir_all(&dir);
     let k = 40;
     let g = wide_grid(6, k, 9);
-    common::write_mosp_case(&dir, &g, &batch(&g, 8, 8, 77));
-    let pref: Vec<String> = prefs(k).iter().map(u32::to_string).collect();
+    let case = common::write_mosp_case(&dir, &g, &batch(&g, 8, 8, 77), &prefs(k));
     let run = |isolation: &str| {
         let out = dir.join(format!("out-{isolation}"));
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_dyng"))
-            .arg("mosp")
-            .arg("--graph")
-            .arg(dir.join("graph"))
-            .arg("--changes")
-            .arg(dir.join("changes"))
-            .arg("--init")
-            .arg(dir.join("init"))
-            .args(["--pref", &pref.join(","), "--quiet", "--backend", "sequential", "--isolation", isolation])
-            .arg("--out")
-            .arg(&out)
+        let o = common::mosp_command(Path::new(env!("CARGO_BIN_EXE_dyng")), &case, &out)
+            .args(["--backend", "sequential", "--isolation", isolation])
             .env("DYNG_WORKER", env!("CARGO_BIN_EXE_dyng-worker"))
             .output()
             .unwrap();

@@ -143,10 +143,35 @@ pub fn engines() -> Vec<(String, dyng::Resources)> {
     v
 }
 
+/// `dyng mosp` (the program at `exe`) on `case` with `--out out --quiet`; the caller adds what it
+/// needs (engine, isolation, cache) and runs it.
+pub fn mosp_command(exe: &Path, case: &Case, out: &Path) -> std::process::Command {
+    let pref: Vec<String> = case.pref.iter().map(u32::to_string).collect();
+    let mut cmd = std::process::Command::new(exe);
+    cmd.arg("mosp")
+        .arg("--graph")
+        .arg(&case.graph)
+        .arg("--changes")
+        .arg(&case.changes)
+        .arg("--init")
+        .arg(&case.init)
+        .args(["--source", &case.source.to_string(), "--pref", &pref.join(","), "--quiet"])
+        .arg("--out")
+        .arg(out);
+    if let Some(k) = case.k {
+        cmd.args(["-k", &k.to_string()]);
+    }
+    if case.canonicalize {
+        cmd.arg("--canonicalize");
+    }
+    cmd
+}
+
 /// Writes a MOSP case for `g` under `dir` as the drop-in driver reads it: the graph triplet
 /// `dir/graph`, the batch folder `dir/changes`, and the static trees from source 0 of every
-/// objective in `dir/init` (as `mospPrep` writes them).
-pub fn write_mosp_case(dir: &Path, g: &dyng::Csr, batch: &dyng::Batch) {
+/// objective in `dir/init` (as `mospPrep` writes them). The case runs all K objectives with
+/// `pref` (empty: all ones).
+pub fn write_mosp_case(dir: &Path, g: &dyng::Csr, batch: &dyng::Batch, pref: &[u32]) -> Case {
     use dyng::io::{batch_files, csr_text, trees, CsrText};
     let (n, m, k) = (g.n(), g.m(), g.k());
     // The text files hold edge-major weights; a Csr holds them objective-major.
@@ -162,5 +187,16 @@ pub fn write_mosp_case(dir: &Path, g: &dyng::Csr, batch: &dyng::Batch) {
         std::fs::create_dir_all(&obj).expect("mkdir");
         trees::write_distances(&obj.join("distancesOriginal.txt"), t.distances()).expect("distances");
         trees::write_parents(&obj.join("SSSPTreeOriginal.txt"), t.parents()).expect("parents");
+    }
+    Case {
+        dir: dir.to_path_buf(),
+        name: dir.file_name().unwrap_or_default().to_string_lossy().into_owned(),
+        k: Some(k),
+        source: 0,
+        pref: if pref.is_empty() { vec![1; k] } else { pref.to_vec() },
+        canonicalize: false,
+        graph: dir.join("graph"),
+        changes: dir.join("changes"),
+        init: dir.join("init"),
     }
 }
