@@ -681,6 +681,7 @@ fn walk(w: &World) {
             dyng_view_release(w.view(pick));
             no_panic_message("view_release");
         }
+        assert_eq!(dyng_update_stats_default().struct_size, std::mem::size_of::<dyng_update_stats_t>());
         for s in [-1, 14, 15, 100, i32::MIN, i32::MAX] {
             assert!(!dyng_status_string(s).is_null());
         }

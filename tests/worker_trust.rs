@@ -91,7 +91,7 @@ fn a_worker_owned_by_another_user_is_refused() {
     let _serial = worker_util::serial();
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        println!("NOTICE: not root, so no file of another user can be made; the ownership refusal was not tested here");
+        common::skip::skip("a_worker_owned_by_another_user_is_refused", "root", "only root can make a file of another user to refuse");
         return;
     }
     let dir = scratch("owner");
