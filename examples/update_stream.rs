@@ -49,7 +49,7 @@ fn main() -> dyng::Result<()> {
             local_hops: if kind == "local" { hops } else { 0 },
             ..Default::default()
         };
-        let (batch, _) = generate_changes(g.csr(), &opt)?;
+        let (batch, _) = generate_changes(&g.to_csr(), &opt)?;
         let clock = Instant::now();
         let (_, timings) = dyng::update_timed(&res, &mut g, &batch.view(), &mut [(&mut m).into()])?;
         total.push(clock.elapsed().as_secs_f64() * 1e3);

@@ -64,7 +64,7 @@ fn main() -> dyng::Result<()> {
     // its batch just built: both sides read arrays allocated moments before (fresh pages can be
     // backed differently from long-lived ones; 2-thread runs moved by up to 2x with that).
     let recompute = || -> dyng::Result<(SsspResult, f64)> {
-        let fresh = Graph::new(updated.csr().clone());
+        let fresh = Graph::new(updated.to_csr());
         let t0 = Instant::now();
         let c = SsspResult::compute(&res, &fresh, source, objective, &sopt)?;
         Ok((c, t0.elapsed().as_secs_f64() * 1e3))

@@ -850,10 +850,9 @@ dyng_status_t dyng_resources_clone(const struct dyng_resources_t *res,
 void dyng_resources_free(struct dyng_resources_t *res);
 
 /**
- * Frees the idle workspaces of the pool shared by `res` and its clones, among them the arrays of
- * the graph state the last update replaced, which the next update writes the new state into
- * (worker isolation: the worker's idle workspaces and free reply blocks, once it is spawned, and
- * the spare arrays of the host copy of its graph). Thread safety: thread-safe.
+ * Frees the idle workspaces of the pool shared by `res` and its clones (worker isolation: the
+ * worker's idle workspaces and free reply blocks, once it is spawned). Graphs keep their own
+ * rows. Thread safety: thread-safe.
  *
  * # Safety
  * `res` is NULL or a dyng handle.
@@ -861,11 +860,9 @@ void dyng_resources_free(struct dyng_resources_t *res);
 dyng_status_t dyng_release_workspaces(const struct dyng_resources_t *res);
 
 /**
- * Writes to `*out` the bytes held by idle workspaces of `res`'s pool, the spare arrays of a
- * replaced graph state included (after an update: 4 x (n + 1 + m x (K + 1)) bytes, twice that
- * once a repair has built the reverse graph) (worker isolation: the worker's idle workspaces, 0
- * before it is spawned, plus the spare arrays of the host copy of its graph, which batches are
- * applied into as well). Thread safety: thread-safe.
+ * Writes to `*out` the bytes held by idle workspaces of `res`'s pool (worker isolation: the
+ * worker's idle workspaces, 0 before it is spawned). A graph's own memory is not pool memory.
+ * Thread safety: thread-safe.
  *
  * # Safety
  * `res` is NULL or a dyng handle; `out` is a writable pointer.

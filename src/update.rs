@@ -7,18 +7,13 @@
 //! another on one leased workspace.
 
 use crate::error::{Error, Result};
-use crate::graph::apply::apply_reversed_into;
-use crate::graph::{apply_batch_into, BatchView, Csr, Graph, GraphBuffers, InEdges};
+use crate::graph::{BatchView, Graph};
 use crate::mosp::MospResult;
-use crate::resources::Resources;
+use crate::resources::{PooledWorkspace, Resources};
 use crate::sssp::engine::{self, Changes};
 use crate::sssp::packing::Packing;
-use crate::sssp::{
-    default_delta, graph_delta, in_view, lease_workspace, out_view, with_exec, SsspResult,
-    UpdateStats, Workspace,
-};
-use std::cell::Cell;
-use std::sync::{Arc, OnceLock};
+use crate::sssp::{default_delta, graph_delta, lease_workspace, view, with_exec, SsspResult, UpdateStats, Workspace};
+use std::sync::Arc;
 
 /// A result to bring up to date.
 pub enum ResultMut<'a> {
@@ -38,6 +33,11 @@ impl<'a> From<&'a mut MospResult> for ResultMut<'a> {
     }
 }
 
+/// The version a result is left at by an update that failed after it began to change it (a
+/// device or internal error, never bad input, which is refused before anything changes): no
+/// graph state has it, so every later use of the result is refused as stale.
+pub(crate) const POISONED: u64 = u64::MAX;
+
 impl ResultMut<'_> {
     fn graph_state(&self) -> (u64, u64) {
         match self {
@@ -53,6 +53,38 @@ impl ResultMut<'_> {
             ResultMut::Mosp(r) => 0..r.trees.len(),
         }
     }
+
+    /// Sets the graph version of the result (and of a MOSP result's trees).
+    fn set_version(&mut self, version: u64) {
+        match self {
+            ResultMut::Sssp(s) => s.version = version,
+            ResultMut::Mosp(m) => {
+                m.version = version;
+                for t in m.trees.iter_mut() {
+                    t.version = version;
+                }
+            }
+        }
+    }
+}
+
+/// Refuses a result of another graph or of another state of this one.
+pub(crate) fn check_current(i: usize, (id, version): (u64, u64), graph: &Graph) -> Result<()> {
+    if id != graph.id() {
+        return Err(Error::StaleResult(format!("dyng: result {i} was computed on another graph")));
+    }
+    if version == POISONED {
+        return Err(Error::StaleResult(format!(
+            "dyng: result {i} was left unusable by an update that failed on the device or inside dyng; compute it again"
+        )));
+    }
+    if version != graph.version() {
+        return Err(Error::StaleResult(format!(
+            "dyng: result {i} belongs to version {version} of the graph, which is now at version {}",
+            graph.version()
+        )));
+    }
+    Ok(())
 }
 
 /// Per-objective facts of the graph BEFORE the batch, plus the batch's inserted weights: the
@@ -62,7 +94,7 @@ struct ObjectiveFacts {
     weight_sum: i64,
 }
 
-fn objective_facts(g: &Csr, batch: &BatchView<'_>, j: usize) -> ObjectiveFacts {
+fn objective_facts(g: &Graph, batch: &BatchView<'_>, j: usize) -> ObjectiveFacts {
     let inserted = (0..batch.num_insertions())
         .map(|i| batch.ins_weights[i * batch.k + j])
         .max()
@@ -74,14 +106,14 @@ fn objective_facts(g: &Csr, batch: &BatchView<'_>, j: usize) -> ObjectiveFacts {
 }
 
 /// Where the time of one `update` call went (nanoseconds; the engines' own times are in the
-/// results' stats).
+/// results' stats, the combine step's in the MOSP results' combine stats).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct UpdateTimings {
-    /// Applying the batch to the graph.
+    /// Applying the batch to the graph's rows (and its in-rows, once made).
     pub apply_ns: u64,
-    /// Building the per-objective change lists, leasing the workspace, and building the reverse
-    /// graph if a repair needed it (a recompute does not; when every result recomputed, the
-    /// reverse graph is never built).
+    /// Building the per-objective change lists, leasing the workspace, and making the graph's
+    /// in-rows if a repair first needed them (a recompute does not; they are kept in step by
+    /// every later batch).
     pub prepare_ns: u64,
 }
 
@@ -106,24 +138,13 @@ pub fn update_timed(
     let (n, kg) = (graph.n(), graph.k());
     batch.validate(n, kg)?;
     for (i, r) in results.iter().enumerate() {
-        let (id, version) = r.graph_state();
-        if id != graph.id() {
-            return Err(Error::StaleResult(format!(
-                "dyng: result {i} was computed on another graph"
-            )));
-        }
-        if version != graph.version() {
-            return Err(Error::StaleResult(format!(
-                "dyng: result {i} belongs to version {version} of the graph, which is now at version {}",
-                graph.version()
-            )));
-        }
+        check_current(i, r.graph_state(), graph)?;
     }
     let mut facts: Vec<Option<ObjectiveFacts>> = (0..kg).map(|_| None).collect();
     for r in results.iter() {
         for j in r.objectives() {
             if facts[j].is_none() {
-                let f = objective_facts(graph.csr(), batch, j);
+                let f = objective_facts(graph, batch, j);
                 Packing::choose(n, f.max_weight)?;
                 facts[j] = Some(f);
             }
@@ -132,218 +153,156 @@ pub fn update_timed(
             Packing::choose(n, m.prefs.base())?;
         }
     }
+    let original_m = graph.m().max(1);
 
     let clock = std::time::Instant::now();
-    // The new state is written into the arrays of a replaced one, kept in the pool (see
-    // `GraphBuffers`); the state this update replaces goes back in their place.
-    let mut buffers = res.workspaces().lease(GraphBuffers::default);
-    let (applied, grew) = apply_batch_into(graph.csr(), batch, &mut buffers)?;
-    if grew {
-        res.workspaces().note_growth();
-    }
+    graph.apply_uncommitted(batch)?;
     let mut timings = UpdateTimings {
         apply_ns: clock.elapsed().as_nanos() as u64,
         ..Default::default()
     };
+    let mut done = 0;
+    let outcome = update_results(res, graph, batch, results, &facts, original_m, &mut timings, &mut done);
+    match outcome {
+        Ok(stats) => {
+            graph.commit();
+            for r in results.iter_mut() {
+                r.set_version(graph.version());
+            }
+            Ok((stats, timings))
+        }
+        Err(e) => {
+            graph.undo();
+            for r in results[..done].iter_mut() {
+                r.set_version(POISONED);
+            }
+            Err(e)
+        }
+    }
+}
+
+/// The engines' part of an update, on the graph with the batch applied: every result's trees,
+/// then the MOSP results' combined trees and path costs. `done` counts the results that may have
+/// changed so far.
+#[allow(clippy::too_many_arguments)]
+fn update_results(
+    res: &Resources,
+    graph: &Graph,
+    batch: &BatchView<'_>,
+    results: &mut [ResultMut<'_>],
+    facts: &[Option<ObjectiveFacts>],
+    original_m: usize,
+    timings: &mut UpdateTimings,
+    done: &mut usize,
+) -> Result<Vec<UpdateStats>> {
     let clock = std::time::Instant::now();
-    let new_csr = applied.csr;
-    // What the engines read besides the updated CSR, built once for all results: the host
-    // engines the reverse graph, the CUDA engine one device copy of the graph.
-    let prepared = match res.cuda() {
-        Some(cuda) => Prepared::Device(cuda.upload_graph(&new_csr)?),
-        None => Prepared::Host(LazyInEdges {
-            spare: Cell::new(buffers.take_in_edges()),
-            before: graph.built_in_edges().map(|old| (old, *batch)),
-            cell: OnceLock::new(),
-            build_ns: Cell::new(0),
-            grew: Cell::new(false),
-        }),
+    let n = graph.n();
+    // What the engines read besides the graph's rows: the CUDA engine one device copy of the
+    // graph, made once for all results.
+    let device = match res.cuda() {
+        Some(cuda) => Some(cuda.upload_graph(&graph.to_csr())?),
+        None => None,
     };
-    let changed = ChangedLists::new(batch, &applied.increase_masks);
-    let original_m = graph.m().max(1);
+    let mut lists = res.workspaces().lease(ChangedLists::default);
     let mut ws = lease_workspace(res, n);
+    let had_in_rows = graph.has_in_rows();
+    let ctx = Ctx { res, graph, device: device.as_ref(), batch, masks: graph.increase_masks(), facts, original_m, in_rows_ns: std::cell::Cell::new(0) };
     timings.prepare_ns = clock.elapsed().as_nanos() as u64;
     let mut all_stats = Vec::with_capacity(results.len());
-    let ctx = Ctx {
-        res,
-        csr: &new_csr,
-        prepared: &prepared,
-        changed: &changed,
-        facts: &facts,
-        original_m,
-    };
     for r in results.iter_mut() {
+        *done += 1;
         let stats = match r {
-            ResultMut::Sssp(s) => ctx.update_tree(s, &mut ws)?,
+            ResultMut::Sssp(s) => ctx.update_tree(s, &mut ws, &mut lists)?,
             ResultMut::Mosp(m) => {
-                let mut each = Vec::with_capacity(m.trees.len());
-                // The vertices whose parents may have changed, for the combine step to look at.
+                let mut each = UpdateStats { packed_parents: true, ..Default::default() };
                 m.touched.clear();
-                m.touched.resize(n.div_ceil(64), 0);
                 let mut listed = true;
                 for t in m.trees.iter_mut() {
                     ws.touched_listed = false;
-                    each.push(ctx.update_tree(t, &mut ws)?);
+                    let s = ctx.update_tree(t, &mut ws, &mut lists)?;
+                    each = UpdateStats::sum([&each, &s]);
                     listed &= ws.touched_listed;
                     if listed {
-                        for i in 0..ws.candidates.len() {
-                            let v = ws.candidates.get(i) as usize;
-                            m.touched[v / 64] |= 1 << (v % 64);
-                        }
+                        // The vertices whose parents may have changed, for the combine step.
+                        m.touched.extend((0..ws.candidates.len()).map(|i| ws.candidates.get(i)));
                     }
                 }
                 m.touched_listed = listed;
-                UpdateStats::sum(&each)
+                each
             }
         };
         all_stats.push(stats);
     }
-    *buffers = match prepared {
-        Prepared::Host(lazy) => {
-            timings.prepare_ns += lazy.build_ns.get();
-            if lazy.grew.get() {
-                res.workspaces().note_growth();
-            }
-            let unused = lazy.spare.take();
-            let mut replaced = match lazy.cell.into_inner() {
-                Some(in_edges) => graph.commit_with_in_edges(new_csr, in_edges),
-                None => graph.commit(new_csr),
-            };
-            replaced.keep_in_edges(unused);
-            replaced
-        }
-        Prepared::Device(_) => graph.commit(new_csr),
-    };
-    buffers.give_back();
+    timings.prepare_ns += ctx.in_rows_ns.get();
+    if !had_in_rows && graph.has_in_rows() {
+        res.workspaces().note_growth();
+    }
     for r in results.iter_mut() {
         if let ResultMut::Mosp(m) = r {
             m.recombine(res, graph, &mut ws, Some(batch))?;
         }
     }
     ws.give_back();
-    for r in results.iter_mut() {
-        match r {
-            ResultMut::Sssp(s) => s.version = graph.version(),
-            ResultMut::Mosp(m) => {
-                m.version = graph.version();
-                for t in m.trees.iter_mut() {
-                    t.version = graph.version();
-                }
-            }
-        }
-    }
-    Ok((all_stats, timings))
+    lists.give_back();
+    Ok(all_stats)
 }
 
-/// The per-objective changed-edge lists: all deletions (batch order, duplicates kept), then every
-/// insertion whose mask has the objective's bit.
-struct ChangedLists<'b> {
-    batch: &'b BatchView<'b>,
-    masks: &'b [u64],
+/// The per-objective changed-edge lists of one update (pooled): all deletions (batch order,
+/// duplicates kept), then every insertion whose mask has the objective's bit.
+#[derive(Default)]
+struct ChangedLists {
+    from: Vec<i32>,
+    to: Vec<i32>,
 }
 
-impl<'b> ChangedLists<'b> {
-    fn new(batch: &'b BatchView<'b>, masks: &'b [u64]) -> Self {
-        ChangedLists { batch, masks }
+impl PooledWorkspace for ChangedLists {
+    fn bytes(&self) -> usize {
+        4 * (self.from.capacity() + self.to.capacity())
     }
+}
 
-    fn for_objective(&self, j: usize) -> (Vec<i32>, Vec<i32>) {
-        let b = self.batch;
-        let mut from = b.del_src.to_vec();
-        let mut to = b.del_dst.to_vec();
-        for (i, &mask) in self.masks.iter().enumerate() {
+impl ChangedLists {
+    fn fill(&mut self, batch: &BatchView<'_>, masks: &[u64], j: usize) {
+        self.from.clear();
+        self.to.clear();
+        self.from.extend_from_slice(batch.del_src);
+        self.to.extend_from_slice(batch.del_dst);
+        for (i, &mask) in masks.iter().enumerate() {
             if mask >> j & 1 == 1 {
-                from.push(b.ins_src[i]);
-                to.push(b.ins_dst[i]);
+                self.from.push(batch.ins_src[i]);
+                self.to.push(batch.ins_dst[i]);
             }
         }
-        (from, to)
-    }
-}
-
-/// The engine-specific form of the updated graph (one per `update` call, so the size difference
-/// of the variants does not matter).
-#[allow(clippy::large_enum_variant)]
-enum Prepared<'g> {
-    Host(LazyInEdges<'g>),
-    Device(crate::cuda::DeviceGraph),
-}
-
-impl Prepared<'_> {
-    /// Time spent so far building the host reverse graph (0 for a device graph).
-    fn in_edges_build_ns(&self) -> u64 {
-        match self {
-            Prepared::Host(lazy) => lazy.build_ns.get(),
-            Prepared::Device(_) => 0,
-        }
-    }
-}
-
-/// The reverse graph of the updated CSR, made when a repair first pulls (a recompute never
-/// does: on usroads K = 3 with a 10K-change batch that every objective recomputes, building it
-/// took 2.7-3.3 ms of a 38 ms MOSP update, on the 1000^2 grid 39-69 of 570 ms). Its time counts
-/// as preparation, as when it was built up front, not as the objective's engine time.
-///
-/// Where the state before the batch has a reverse graph, the batch is applied to it (edges
-/// turned around, `apply_reversed_into`) instead: an apply copies unchanged rows, where a build
-/// scatters every edge (the 1M-vertex random geometric graph: 240 ms to build, about an apply's
-/// 30-70 ms to apply).
-struct LazyInEdges<'g> {
-    /// The reverse graph of the state before the batch, and the batch.
-    before: Option<(&'g InEdges, BatchView<'g>)>,
-    cell: OnceLock<InEdges>,
-    build_ns: Cell<u64>,
-    /// Arrays of a replaced state's reverse graph, to build into (see `GraphBuffers`).
-    spare: Cell<Option<InEdges>>,
-    /// The build had to allocate (no spare arrays, or too small ones).
-    grew: Cell<bool>,
-}
-
-impl LazyInEdges<'_> {
-    fn get(&self, csr: &Csr) -> &InEdges {
-        self.cell.get_or_init(|| {
-            let clock = std::time::Instant::now();
-            let spare = self.spare.take().unwrap_or_default();
-            let held = spare.capacity_bytes();
-            // The batch was validated and applied to the CSR already, so applying it to the
-            // reverse graph cannot fail; were it to, a build gives the same graph.
-            let built = match self.before {
-                Some((old, batch)) => match apply_reversed_into(old, csr.k(), &batch, spare) {
-                    Ok((in_edges, _)) => in_edges,
-                    Err(_) => InEdges::build(csr),
-                },
-                None => InEdges::build_into(csr, spare),
-            };
-            self.grew.set(built.capacity_bytes() > held);
-            self.build_ns.set(clock.elapsed().as_nanos() as u64);
-            built
-        })
     }
 }
 
 struct Ctx<'a> {
     res: &'a Resources,
-    csr: &'a Csr,
-    prepared: &'a Prepared<'a>,
-    changed: &'a ChangedLists<'a>,
+    graph: &'a Graph,
+    device: Option<&'a crate::cuda::DeviceGraph>,
+    batch: &'a BatchView<'a>,
+    masks: &'a [u64],
     facts: &'a [Option<ObjectiveFacts>],
     original_m: usize,
+    /// Time spent making the graph's in-rows (preparation, not an objective's engine time).
+    in_rows_ns: std::cell::Cell<u64>,
 }
 
 impl Ctx<'_> {
-    fn update_tree(&self, t: &mut SsspResult, ws: &mut Workspace) -> Result<UpdateStats> {
+    fn update_tree(&self, t: &mut SsspResult, ws: &mut Workspace, lists: &mut ChangedLists) -> Result<UpdateStats> {
         let j = t.objective;
         let f = self.facts[j]
             .as_ref()
             .ok_or_else(|| Error::Internal("objective facts missing".into()))?;
+        let n = self.graph.n();
         let delta = t
             .delta
-            .unwrap_or_else(|| default_delta(self.original_m, self.csr.n(), f.weight_sum));
-        let (from, to) = self.changed.for_objective(j);
-        let b = self.changed.batch;
+            .unwrap_or_else(|| default_delta(self.original_m, n, f.weight_sum));
+        lists.fill(self.batch, self.masks, j);
+        let b = self.batch;
         let changes = Changes {
-            from: &from,
-            to: &to,
+            from: &lists.from,
+            to: &lists.to,
             heads: b.ins_dst,
             inserted: Some(engine::Inserted {
                 from: b.ins_src,
@@ -353,11 +312,11 @@ impl Ctx<'_> {
             }),
         };
         let started = std::time::Instant::now();
-        let built_before = self.prepared.in_edges_build_ns();
+        let in_rows_before = self.in_rows_ns.get();
         let dist = Arc::make_mut(&mut t.dist);
         let parent = Arc::make_mut(&mut t.parent);
-        let stats = match (self.prepared, self.res.cuda()) {
-            (Prepared::Device(dg), Some(cuda)) => {
+        let (stats, solved) = match (self.device, self.res.cuda()) {
+            (Some(dg), Some(cuda)) => {
                 let set = crate::cuda::ChangeSet {
                     from: changes.from,
                     to: changes.to,
@@ -367,33 +326,45 @@ impl Ctx<'_> {
                 t.largest = None;
                 (cuda.sssp_update(self.res.workspaces(), dg, j, set, t.source, delta, f.max_weight, dist, parent)?, None)
             }
-            (Prepared::Device(_), None) => {
+            (Some(_), None) | (None, Some(_)) => {
                 return Err(Error::Internal("a device graph without a CUDA engine".into()))
             }
-            (Prepared::Host(lazy), _) => with_exec!(self.res, |e| engine::update(
-            e,
-            out_view(self.csr, j),
-            || in_view(lazy.get(self.csr), j),
-            changes,
-            t.source,
-            delta,
-            f.max_weight,
-            t.fallback.policy(self.csr.n(), t.canonical, t.static_pushes, t.delta.is_none().then(|| graph_delta(self.csr, j))),
-            engine::OldTree::Trusted,
-            ws,
-            dist,
-            parent,
-            &mut t.largest
-        ))?,
+            (None, None) => {
+                let rows = self.graph.rows();
+                let in_rows = || {
+                    let clock = std::time::Instant::now();
+                    let made = self.graph.has_in_rows();
+                    let v = view(&self.graph.in_rows(), j);
+                    if !made {
+                        self.in_rows_ns.set(self.in_rows_ns.get() + clock.elapsed().as_nanos() as u64);
+                    }
+                    v
+                };
+                let policy = t.fallback.policy(n, t.canonical, t.static_pushes, t.delta.is_none().then(|| graph_delta(self.graph, j)));
+                with_exec!(self.res, |e| engine::update(
+                    e,
+                    view(&rows, j),
+                    in_rows,
+                    changes,
+                    t.source,
+                    delta,
+                    f.max_weight,
+                    policy,
+                    engine::OldTree::Trusted,
+                    ws,
+                    dist,
+                    parent,
+                    &mut t.largest
+                ))?
+            }
         };
-        let (stats, solved) = stats;
         if solved.is_some() {
             t.static_pushes = solved;
         }
-        // A reverse graph built during this run is preparation (see `LazyInEdges`).
-        let built = self.prepared.in_edges_build_ns() - built_before;
+        // In-rows made during this run are preparation.
+        let made = self.in_rows_ns.get() - in_rows_before;
         t.stats = UpdateStats {
-            elapsed_ns: (started.elapsed().as_nanos() as u64).saturating_sub(built),
+            elapsed_ns: (started.elapsed().as_nanos() as u64).saturating_sub(made),
             ..stats
         };
         Ok(t.stats)
@@ -414,7 +385,7 @@ pub fn update_one<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::Batch;
+    use crate::graph::{Batch, Csr};
     use crate::sssp::{Fallback, SsspOptions};
 
     /// A path 0 -> 1 -> ... -> n-1 (weight 1) plus the edge 0 -> n-1 (weight n).
@@ -437,9 +408,9 @@ mod tests {
         let mut b = Batch::new(1);
         b.insert(5, 7, &[1]);
         let s = update(&res, &mut g, &b.view(), &mut [(&mut r).into()]).unwrap();
-        let (d, p) = crate::graph::dijkstra::dijkstra(g.csr(), 0, 0);
+        let (d, p) = crate::graph::dijkstra::dijkstra(&g, 0, 0);
         assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]));
-        (s[0].fallback_used, g.has_in_edges())
+        (s[0].fallback_used, g.has_in_rows())
     }
 
     #[test]
@@ -468,9 +439,9 @@ mod tests {
             let (mut trees, mut repair_pushes) = (Vec::new(), 0);
             for step in 0..12u32 {
                 let change = ChangeOptions { changes: [30, 300, 3000][step as usize % 3], seed: 40 + step, local_hops: if step % 2 == 0 { 6 } else { 0 }, ..Default::default() };
-                let (batch, _) = generate_changes(g.csr(), &change).unwrap();
+                let (batch, _) = generate_changes(&g.to_csr(), &change).unwrap();
                 repair_pushes += update_one(&res, &mut g, &batch.view(), &mut r).unwrap().pushes;
-                let (d, p) = crate::graph::dijkstra::dijkstra(g.csr(), 0, 0);
+                let (d, p) = crate::graph::dijkstra::dijkstra(&g, 0, 0);
                 assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]), "step {step}, solo {solo}");
                 trees.push((d, p));
             }
@@ -507,7 +478,7 @@ mod tests {
                     source: 0,
                     ..Default::default()
                 };
-                let (batch, _) = generate_changes(g.csr(), &change).unwrap();
+                let (batch, _) = generate_changes(&g.to_csr(), &change).unwrap();
                 let s = update_one(&res, &mut g, &batch.view(), &mut r).unwrap();
                 if let Some(l) = r.largest {
                     assert_eq!(Some(l), truth(&r), "step {step}, {threads} threads");

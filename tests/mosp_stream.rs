@@ -30,7 +30,7 @@ fn stream(res: &Resources, preferences: Vec<u32>) {
             local_hops: hops,
             ..Default::default()
         };
-        let (batch, _) = generate_changes(g.csr(), &gen).unwrap();
+        let (batch, _) = generate_changes(&g.to_csr(), &gen).unwrap();
         dyng::update(res, &mut g, &batch.view(), &mut [(&mut m).into()]).unwrap();
         let fresh = MospResult::compute(res, &g, source, &opt).unwrap();
         for j in 0..3 {
@@ -70,7 +70,7 @@ fn the_sequential_reference_builds_the_combined_graph_afresh() {
     let mut m = MospResult::compute(&res, &g, 0, &MospOptions::default()).unwrap();
     for seed in 1..=5u32 {
         let gen = ChangeOptions { changes: 10, seed, safe: true, local_hops: 3, ..Default::default() };
-        let (batch, _) = generate_changes(g.csr(), &gen).unwrap();
+        let (batch, _) = generate_changes(&g.to_csr(), &gen).unwrap();
         dyng::update(&res, &mut g, &batch.view(), &mut [(&mut m).into()]).unwrap();
         let fresh = MospResult::compute(&res, &g, 0, &MospOptions::default()).unwrap();
         assert_eq!(m.combine_stats().in_place, None, "its counters are the originals'");

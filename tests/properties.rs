@@ -89,13 +89,13 @@ proptest! {
                 .map(|j| SsspResult::compute(&res, &g, c.source, j, &SsspOptions::default()).unwrap())
                 .collect();
             for r in &rs {
-                assert_oracle(g.csr(), r)?;
+                assert_oracle(&g.to_csr(), r)?;
             }
             let b = batch_of(&c);
             let mut refs: Vec<ResultMut> = rs.iter_mut().map(ResultMut::from).collect();
             dyng::update(&res, &mut g, &b.view(), &mut refs).unwrap();
             for r in &rs {
-                assert_oracle(g.csr(), r)?;
+                assert_oracle(&g.to_csr(), r)?;
             }
             // A second batch on top (chains of updates stay exact).
             let mut b2 = Batch::new(c.k);
@@ -106,7 +106,7 @@ proptest! {
             let mut refs: Vec<ResultMut> = rs.iter_mut().map(ResultMut::from).collect();
             dyng::update(&res, &mut g, &b2.view(), &mut refs).unwrap();
             for r in &rs {
-                assert_oracle(g.csr(), r)?;
+                assert_oracle(&g.to_csr(), r)?;
             }
         }
     }
@@ -224,7 +224,7 @@ fn distance_only_fallback_matches_dijkstra() {
         let mut g = Graph::new(Csr::from_edges(n, 1, &src, &dst, &w).unwrap());
         let mut r = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
         assert!(!r.stats().packed_parents);
-        let (d, p) = dijkstra(g.csr(), 0, 0);
+        let (d, p) = dijkstra(&g, 0, 0);
         assert_eq!(r.distances(), &d[..]);
         assert_eq!(r.parents(), &p[..]);
         let mut b = Batch::new(1);
@@ -232,7 +232,7 @@ fn distance_only_fallback_matches_dijkstra() {
         b.insert(5, 40_000, &[i32::MAX]);
         b.insert(12, 11, &[3]);
         dyng::update_one(&res, &mut g, &b.view(), &mut r).unwrap();
-        let (d, p) = dijkstra(g.csr(), 0, 0);
+        let (d, p) = dijkstra(&g, 0, 0);
         assert_eq!(r.distances(), &d[..]);
         assert_eq!(r.parents(), &p[..]);
     }

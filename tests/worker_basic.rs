@@ -39,11 +39,11 @@ fn golden_cases_through_the_worker_equal_in_process() {
         let paths = dyng::io::case::CasePaths { graph: &case.graph, changes: &case.changes, init: &case.init, cache: None };
         let Ok(inp) = dyng::io::case::read_mosp_inputs(&paths, case.k, source) else { continue };
         let dir = &case.dir;
-        let mut g = Graph::new(inp.graph.csr().clone());
+        let mut g = Graph::new(inp.graph.to_csr());
         let mopt = MospOptions { k: Some(inp.k), preferences: pref.clone(), ..Default::default() };
         let Ok(mut m) = MospResult::compute(&res, &g, source, &mopt) else { continue };
         let mut s = SsspResult::compute(&res, &g, source, 0, &SsspOptions::default()).unwrap();
-        c.load_graph(g.csr()).unwrap();
+        c.load_graph(&g.to_csr()).unwrap();
         let rm = c.mosp_compute(source, &mopt).unwrap();
         let rs = c.sssp_compute(source, 0, &SsspOptions::default()).unwrap();
         assert_mosp_equal(&c, rm.id, &m, &format!("{} before update", dir.display()));
@@ -509,7 +509,7 @@ fn adopted_trees_survive_a_killed_worker() {
     let inp = perturbed_case();
     let (src, k) = (inp.source, inp.k);
     let res = Resources::sequential();
-    let mut lg = Graph::new(inp.graph.csr().clone());
+    let mut lg = Graph::new(inp.graph.to_csr());
     let sopt = SsspOptions::default();
     let adopt = |g: &Graph, j: usize| SsspResult::from_arrays(g, src, j, inp.init[j].0.clone(), inp.init[j].1.clone(), false, &sopt).unwrap();
     let trees: Vec<SsspResult> = (0..k).map(|j| adopt(&lg, j)).collect();
@@ -517,12 +517,12 @@ fn adopted_trees_survive_a_killed_worker() {
     let mut m = MospResult::from_trees(&res, &lg, src, trees, &[]).unwrap();
     let mut s = adopt(&lg, 1);
     let c = Client::spawn(opts()).unwrap();
-    c.load_graph(lg.csr()).unwrap();
+    c.load_graph(&lg.to_csr()).unwrap();
     let rm = c.adopt_mosp(src, &tree_slices(&inp.init), false, &vec![None; k], dyng::Fallback::AdaptiveCounted, &[]).unwrap();
     let rs = c.adopt_sssp(src, 1, &inp.init[1].0, &inp.init[1].1, false, &sopt).unwrap();
     assert_eq!(rm.scale, m.preferences().scale() as u32);
     assert_mosp_equal(&c, rm.id, &m, "adopted");
-    let batches = [inp.batch.clone(), batch(lg.csr(), 8, 8, 1)];
+    let batches = [inp.batch.clone(), batch(&lg.to_csr(), 8, 8, 1)];
     let stale = c.adopt_sssp(src, 0, &inp.init[0].0, &inp.init[0].1, true, &sopt).unwrap();
     for b in &batches {
         dyng::update(&res, &mut lg, &b.view(), &mut [ResultMut::Mosp(&mut m), ResultMut::Sssp(&mut s)]).unwrap();
@@ -544,7 +544,7 @@ fn adopted_trees_survive_a_killed_worker() {
     drop(v);
     assert_eq!(c.view(stale.id, 0, 0).unwrap_err().kind(), dyng::ErrorKind::StaleResult);
     // The replayed results keep being updated like the in-process ones.
-    let b = batch(lg.csr(), 8, 8, 2);
+    let b = batch(&lg.to_csr(), 8, 8, 2);
     dyng::update(&res, &mut lg, &b.view(), &mut [ResultMut::Mosp(&mut m), ResultMut::Sssp(&mut s)]).unwrap();
     c.update(&b.view(), &[rm.id, rs.id]).unwrap();
     assert_mosp_equal(&c, rm.id, &m, "update after restart");
@@ -557,9 +557,9 @@ fn adoption_errors_equal_in_process() {
     let _serial = serial();
     let inp = perturbed_case();
     let (src, k) = (inp.source, inp.k);
-    let g = Graph::new(inp.graph.csr().clone());
+    let g = Graph::new(inp.graph.to_csr());
     let c = Client::spawn(opts()).unwrap();
-    c.load_graph(g.csr()).unwrap();
+    c.load_graph(&g.to_csr()).unwrap();
     let mut bad = inp.init.clone();
     bad[1].1[7] = 7; // a self-parent: a cycle
     let sopt = SsspOptions::default();
@@ -587,7 +587,7 @@ fn result_stats_equal_in_process_on_the_sequential_engine() {
     let inp = perturbed_case();
     let (src, k) = (inp.source, inp.k);
     let res = Resources::sequential();
-    let mut lg = Graph::new(inp.graph.csr().clone());
+    let mut lg = Graph::new(inp.graph.to_csr());
     let sopt = SsspOptions::default();
     let trees: Vec<SsspResult> = (0..k)
         .map(|j| SsspResult::from_arrays(&lg, src, j, inp.init[j].0.clone(), inp.init[j].1.clone(), false, &sopt).unwrap())
@@ -595,7 +595,7 @@ fn result_stats_equal_in_process_on_the_sequential_engine() {
     let mut m = MospResult::from_trees(&res, &lg, src, trees, &[]).unwrap();
     let mut s = SsspResult::compute(&res, &lg, src, 2, &sopt).unwrap();
     let c = Client::spawn(WorkerOptions { backend: dyng::worker::messages::BACKEND_SEQUENTIAL, ..opts() }).unwrap();
-    c.load_graph(lg.csr()).unwrap();
+    c.load_graph(&lg.to_csr()).unwrap();
     let rm = c.adopt_mosp(src, &tree_slices(&inp.init), false, &vec![None; k], dyng::Fallback::AdaptiveCounted, &[]).unwrap();
     let rs = c.sssp_compute(src, 2, &sopt).unwrap();
     let check = |c: &Client, m: &MospResult, s: &SsspResult, what: &str| {
@@ -650,7 +650,7 @@ fn the_fallback_policy_reaches_the_worker_and_survives_checkpoints() {
     for round in 0..4u64 {
         // A batch of many changes (most of the tree moves) and one of few, in turn, so that the
         // adaptive policies both repair and recompute.
-        let b = if round % 2 == 0 { batch(lg.csr(), 3000, 3000, round) } else { batch(lg.csr(), 5, 5, round) };
+        let b = if round % 2 == 0 { batch(&lg.to_csr(), 3000, 3000, round) } else { batch(&lg.to_csr(), 5, 5, round) };
         let mut all: Vec<ResultMut> = local.iter_mut().map(ResultMut::Sssp).collect();
         all.push(ResultMut::Mosp(&mut lm));
         dyng::update(&res, &mut lg, &b.view(), &mut all).unwrap();
@@ -709,7 +709,7 @@ fn checkpoints_bound_the_journal_and_replay_byte_identical() {
     let inp = perturbed_case();
     let (src, k) = (inp.source, inp.k);
     let res = Resources::sequential();
-    let mut lg = Graph::new(inp.graph.csr().clone());
+    let mut lg = Graph::new(inp.graph.to_csr());
     let sopt = SsspOptions { delta: Some(7), ..Default::default() };
     let mopt = MospOptions { k: Some(2), preferences: vec![2, 1], ..Default::default() };
     let mut s = SsspResult::compute(&res, &lg, src, 1, &sopt).unwrap();
@@ -719,13 +719,13 @@ fn checkpoints_bound_the_journal_and_replay_byte_identical() {
         .collect();
     let mut am = MospResult::from_trees(&res, &lg, src, trees, &[]).unwrap();
     let c = Client::spawn(WorkerOptions { checkpoint_batches: 3, checkpoint_bytes: 0, ..opts() }).unwrap();
-    c.load_graph(lg.csr()).unwrap();
+    c.load_graph(&lg.to_csr()).unwrap();
     let rs = c.sssp_compute(src, 1, &sopt).unwrap();
     let rm = c.mosp_compute(src, &mopt).unwrap();
     let ram = c.adopt_mosp(src, &tree_slices(&inp.init), false, &vec![None; k], dyng::Fallback::AdaptiveCounted, &[]).unwrap();
     let ids = [rs.id, rm.id, ram.id];
     let step = |c: &Client, lg: &mut Graph, s: &mut SsspResult, m: &mut MospResult, am: &mut MospResult, seed: u64| {
-        let b = batch(lg.csr(), 8, 8, seed);
+        let b = batch(&lg.to_csr(), 8, 8, seed);
         let mut rs = [ResultMut::Sssp(s), ResultMut::Mosp(m), ResultMut::Mosp(am)];
         dyng::update(&res, lg, &b.view(), &mut rs).unwrap();
         let epoch = c.update(&b.view(), &ids).unwrap();
@@ -750,9 +750,9 @@ fn checkpoints_bound_the_journal_and_replay_byte_identical() {
         assert_mosp_equal(c, rm.id, m, &format!("{what}: computed mosp"));
         assert_mosp_equal(c, ram.id, am, &format!("{what}: adopted mosp"));
         let g = c.checkpoint().unwrap();
-        assert_eq!(g.i32s(kind::ROW_PTR).unwrap(), lg.csr().row_ptr(), "{what}: graph");
-        assert_eq!(g.i32s(kind::COL_IND).unwrap(), lg.csr().col_ind(), "{what}: graph");
-        assert_eq!(g.i32s(kind::WEIGHTS).unwrap(), lg.csr().weights(), "{what}: graph");
+        assert_eq!(g.i32s(kind::ROW_PTR).unwrap(), lg.to_csr().row_ptr(), "{what}: graph");
+        assert_eq!(g.i32s(kind::COL_IND).unwrap(), lg.to_csr().col_ind(), "{what}: graph");
+        assert_eq!(g.i32s(kind::WEIGHTS).unwrap(), lg.to_csr().weights(), "{what}: graph");
         assert_eq!(c.graph_info().unwrap().epoch, epoch);
     };
     check(&c, &s, &m, &am, &lg, epoch, "before the kill");
@@ -794,7 +794,7 @@ fn stale_results_stay_stale_across_checkpoint_and_replay() {
     let adopted = c.adopt_sssp(0, 0, s.distances(), s.parents(), false, &sopt).unwrap();
     let mut epoch = 0;
     for i in 0..4 {
-        let b = batch(lg.csr(), 6, 6, 40 + i);
+        let b = batch(&lg.to_csr(), 6, 6, 40 + i);
         dyng::update(&res, &mut lg, &b.view(), &mut [ResultMut::Sssp(&mut s), ResultMut::Mosp(&mut m)]).unwrap();
         epoch = c.update(&b.view(), &[live.id, live_m.id]).unwrap();
     }
@@ -815,7 +815,7 @@ fn stale_results_stay_stale_across_checkpoint_and_replay() {
     let gen = kill_worker(&c);
     assert_state(&s, &m, epoch, "after the kill");
     assert_eq!(c.generation(), gen + 1);
-    let b = batch(lg.csr(), 6, 6, 99);
+    let b = batch(&lg.to_csr(), 6, 6, 99);
     let e = c.update(&b.view(), &[live.id, live_m.id, stale.id]).unwrap_err();
     assert_eq!(e.kind(), dyng::ErrorKind::StaleResult, "{e}");
     assert_eq!(c.graph_info().unwrap().epoch, epoch, "the refused update is not applied");
@@ -842,7 +842,7 @@ fn checkpoint_byte_threshold_and_no_checkpoints() {
     let r = c.sssp_compute(0, 0, &SsspOptions::default()).unwrap();
     let mut lg = Graph::new(g.clone());
     for i in 0..6 {
-        let b = batch(lg.csr(), 4, 4, i);
+        let b = batch(&lg.to_csr(), 4, 4, i);
         lg.apply(&b.view()).unwrap();
         c.update(&b.view(), &[r.id]).unwrap();
         assert_eq!(c.journal_size(), ((i as usize + 1) % 2, 96 * ((i + 1) % 2)), "after batch {i}");

@@ -131,7 +131,7 @@ fn poison_batch_is_dropped_and_the_state_rebuilt_without_it() {
     lg.apply(&batch(&g, 5, 5, 1).view()).unwrap();
     let v = c.checkpoint().unwrap();
     assert_eq!(v.epoch(), 2);
-    assert_eq!(v.i32s(kind::COL_IND).unwrap(), lg.csr().col_ind());
+    assert_eq!(v.i32s(kind::COL_IND).unwrap(), lg.to_csr().col_ind());
     assert_eq!(c.generation(), 3);
 }
 
@@ -377,7 +377,7 @@ fn an_update_after_a_protocol_violation_is_applied_once() {
     assert_eq!(c.update(&b.view(), &[r.id]).unwrap(), 2, "one batch after the load");
     assert_eq!(c.generation(), 2);
     assert_eq!(c.copy_i64(r.id, kind::DIST, 0).unwrap(), s.distances());
-    assert_eq!(c.checkpoint().unwrap().i32s(kind::COL_IND).unwrap(), lg.csr().col_ind());
+    assert_eq!(c.checkpoint().unwrap().i32s(kind::COL_IND).unwrap(), lg.to_csr().col_ind());
 }
 
 /// A confirmed batch is never a poison batch (12.2 rule 5 is about the UPDATE in flight): the
@@ -403,7 +403,7 @@ fn a_confirmed_batch_survives_a_death_during_its_replay() {
     assert!(wait_gone(pid, Duration::from_secs(2)).is_some());
     assert_eq!(c.copy_i64(r.id, kind::DIST, 0).unwrap(), s.distances(), "the batch was kept");
     assert_eq!(c.generation(), 3, "the fault fired in generation 2");
-    let b = batch(lg.csr(), 5, 5, 6);
+    let b = batch(&lg.to_csr(), 5, 5, 6);
     dyng::update_one(&res, &mut lg, &b.view(), &mut s).unwrap();
     assert_eq!(c.update(&b.view(), &[r.id]).unwrap(), 3);
     assert_eq!(c.copy_i32(r.id, kind::PARENT, 0).unwrap(), s.parents());
@@ -665,7 +665,7 @@ fn a_death_during_a_checkpoint_keeps_the_journal() {
     let rs = c.sssp_compute(0, 1, &Default::default()).unwrap();
     let rm = c.mosp_compute(3, &MospOptions::default()).unwrap();
     let mut step = |c: &Client, seed: u64| {
-        let b = batch(lg.csr(), 6, 6, seed);
+        let b = batch(&lg.to_csr(), 6, 6, seed);
         let mut both = [dyng::ResultMut::Sssp(&mut s), dyng::ResultMut::Mosp(&mut m)];
         dyng::update(&res, &mut lg, &b.view(), &mut both).unwrap();
         c.update(&b.view(), &[rs.id, rm.id]).unwrap()

@@ -150,7 +150,7 @@ impl Soak {
     /// fresh journal base besides the checkpoints. Computed results equal the updated in-process
     /// ones byte for byte (12.2 rule 4), which the next views check.
     fn reload(&mut self) {
-        let csr = self.lg.csr().clone();
+        let csr = self.lg.to_csr();
         let t = &mut self.tally;
         let c = &self.c;
         self.epoch = until_ok(t, "load", || c.load_graph(&csr)).epoch;
@@ -162,7 +162,7 @@ impl Soak {
     /// UPDATE of both results with a random batch; applied in-process exactly when the worker
     /// applied it (Ok), not when the client reports it dropped as a poison batch.
     fn update(&mut self, rng: &mut Rng) {
-        let b = batch(self.lg.csr(), 1 + rng.below(6) as usize, 1 + rng.below(6) as usize, rng.next());
+        let b = batch(&self.lg.to_csr(), 1 + rng.below(6) as usize, 1 + rng.below(6) as usize, rng.next());
         let (c, ids) = (&self.c, [self.ids.0, self.ids.1]);
         let mut dropped = false;
         let out = timed(&mut self.tally, "update", || match c.update(&b.view(), &ids) {

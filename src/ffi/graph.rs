@@ -434,7 +434,7 @@ pub unsafe extern "C" fn dyng_graph_copy_csr(
         // SAFETY: caller contract for every pointer below.
         unsafe {
             resources(res, F)?;
-            let csr = graph(g, F)?.csr();
+            let csr = graph(g, F)?.to_csr();
             for (dst, src) in [
                 (row_ptr, csr.row_ptr()),
                 (col_ind, csr.col_ind()),

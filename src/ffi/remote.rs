@@ -2,12 +2,10 @@
 //! `dyng-worker` process (spec `worker-protocol.md` §13.1).
 //!
 //! A worker-isolated resources handle holds a [`WorkerRes`] shared by its clones; the worker is
-//! spawned on first use (or by `dyng_resources_warm_up`). A graph built through it keeps its
-//! validated host CSR (for `dyng_graph_info`, `dyng_graph_copy_csr`, batch validation and batch
-//! reading) and is loaded into the worker; every batch is applied to both, so the host copy
-//! always mirrors the worker's graph without a round trip (host-side into the arrays of the
-//! state before last, as in-process updates do through the pool; `dyng_workspace_bytes` counts
-//! them and `dyng_release_workspaces` frees them). Results live in the worker; their
+//! spawned on first use (or by `dyng_resources_warm_up`). A graph built through it keeps a
+//! validated host copy (for `dyng_graph_info`, `dyng_graph_copy_csr`, batch validation and batch
+//! reading) and is loaded into the worker; every batch is applied to both, in place, so the host
+//! copy always mirrors the worker's graph without a round trip. Results live in the worker; their
 //! handles hold the remote id and the shape known host-side. In v1 a worker holds one graph at a
 //! time, so a resources handle has a one-graph slot, freed when that graph handle is freed.
 
@@ -15,8 +13,7 @@ use super::boundary::{invalid, FfiResult};
 use super::consts::*;
 use super::view::no_objective_index;
 use crate::error::Error;
-use crate::graph::{apply_batch_into, Applied, BatchView, Csr, Graph, GraphBuffers};
-use crate::resources::PooledWorkspace;
+use crate::graph::{Csr, Graph};
 use crate::sssp::{Fallback, SsspOptions, UpdateStats};
 use crate::worker::{kind, Client, WorkerOptions};
 use parking_lot::Mutex;
@@ -30,10 +27,6 @@ pub(crate) struct WorkerRes {
     client: Mutex<Option<Arc<Client>>>,
     /// Token of the graph resident in the worker; 0 = none (v1: one graph per worker).
     graph_slot: Mutex<u64>,
-    /// The arrays of the host copy's state before last, which the next batch is applied into
-    /// (the host side of the pool's `GraphBuffers` rule: on the 1000^2 grid a fresh CSR per
-    /// apply was half the apply in page faults). Freed by `dyng_release_workspaces`.
-    host_spare: Mutex<GraphBuffers>,
 }
 
 static NEXT_TOKEN: AtomicU64 = AtomicU64::new(1);
@@ -44,18 +37,7 @@ impl WorkerRes {
             opts,
             client: Mutex::new(None),
             graph_slot: Mutex::new(0),
-            host_spare: Mutex::new(GraphBuffers::default()),
         }
-    }
-
-    /// Bytes of the host copy's spare arrays.
-    pub(crate) fn host_spare_bytes(&self) -> usize {
-        self.host_spare.lock().bytes()
-    }
-
-    /// Frees the host copy's spare arrays.
-    pub(crate) fn release_host_spare(&self) {
-        *self.host_spare.lock() = GraphBuffers::default();
     }
 
     /// The client, spawning the worker (and completing the handshake) on first use.
@@ -117,16 +99,6 @@ impl Drop for RemoteGraph {
 }
 
 impl RemoteGraph {
-    /// Applies `batch` to the host copy `csr` into the spare arrays of an earlier state.
-    pub(crate) fn apply_host(&self, csr: &Csr, batch: &BatchView<'_>) -> crate::Result<Applied> {
-        Ok(apply_batch_into(csr, batch, &mut self.worker.host_spare.lock())?.0)
-    }
-
-    /// Keeps the arrays of a host state no longer needed for the next batch.
-    pub(crate) fn keep_host_spare(&self, spare: GraphBuffers) {
-        *self.worker.host_spare.lock() = spare;
-    }
-
     /// The handle of result `id`, just created in the worker on this graph (`g` is its host
     /// mirror, at the state the worker is at). `stats`: the counters when the host knows them
     /// without asking (`None`: fetched from the worker when first asked for).

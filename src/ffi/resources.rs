@@ -279,10 +279,9 @@ pub unsafe extern "C" fn dyng_resources_free(res: *mut dyng_resources_t) {
     });
 }
 
-/// Frees the idle workspaces of the pool shared by `res` and its clones, among them the arrays of
-/// the graph state the last update replaced, which the next update writes the new state into
-/// (worker isolation: the worker's idle workspaces and free reply blocks, once it is spawned, and
-/// the spare arrays of the host copy of its graph). Thread safety: thread-safe.
+/// Frees the idle workspaces of the pool shared by `res` and its clones (worker isolation: the
+/// worker's idle workspaces and free reply blocks, once it is spawned). Graphs keep their own
+/// rows. Thread safety: thread-safe.
 ///
 /// # Safety
 /// `res` is NULL or a dyng handle.
@@ -293,7 +292,6 @@ pub unsafe extern "C" fn dyng_release_workspaces(res: *const dyng_resources_t) -
         let h = unsafe { resources_handle(res, "dyng_release_workspaces")? };
         match &h.worker {
             Some(w) => {
-                w.release_host_spare();
                 if let Some(c) = w.spawned() {
                     c.release_workspaces()?;
                 }
@@ -304,11 +302,9 @@ pub unsafe extern "C" fn dyng_release_workspaces(res: *const dyng_resources_t) -
     })
 }
 
-/// Writes to `*out` the bytes held by idle workspaces of `res`'s pool, the spare arrays of a
-/// replaced graph state included (after an update: 4 x (n + 1 + m x (K + 1)) bytes, twice that
-/// once a repair has built the reverse graph) (worker isolation: the worker's idle workspaces, 0
-/// before it is spawned, plus the spare arrays of the host copy of its graph, which batches are
-/// applied into as well). Thread safety: thread-safe.
+/// Writes to `*out` the bytes held by idle workspaces of `res`'s pool (worker isolation: the
+/// worker's idle workspaces, 0 before it is spawned). A graph's own memory is not pool memory.
+/// Thread safety: thread-safe.
 ///
 /// # Safety
 /// `res` is NULL or a dyng handle; `out` is a writable pointer.
@@ -322,13 +318,10 @@ pub unsafe extern "C" fn dyng_workspace_bytes(
         let h = unsafe { resources_handle(res, "dyng_workspace_bytes")? };
         non_null(out, "dyng_workspace_bytes", "out")?;
         let bytes = match &h.worker {
-            Some(w) => {
-                let worker = match w.spawned() {
-                    Some(c) => usize::try_from(c.workspace_bytes()?.0).unwrap_or(usize::MAX),
-                    None => 0,
-                };
-                worker.saturating_add(w.host_spare_bytes())
-            }
+            Some(w) => match w.spawned() {
+                Some(c) => usize::try_from(c.workspace_bytes()?.0).unwrap_or(usize::MAX),
+                None => 0,
+            },
             None => h.res.workspace_bytes(),
         };
         // SAFETY: non-NULL, writable.

@@ -19,7 +19,7 @@ use super::graph::{dyng_graph_t, graph_handle, vertex, GraphHandle};
 use super::handle::{self, impl_handle};
 use super::remote::{self, RemoteRes, Shape};
 use super::resources::{dyng_resources_t, resources};
-use crate::graph::{Graph, GraphBuffers};
+use crate::graph::Graph;
 use crate::mosp::{check_trees, MospOptions, MospResult, TreeFacts};
 use crate::worker::kind;
 use crate::sssp::{Fallback, SsspOptions, SsspResult, UpdateStats, DROP_IN_FALLBACK};
@@ -680,14 +680,14 @@ fn update_remote(
             }
         }
     }
-    let applied = rg.apply_host(gh.graph.csr(), view)?;
+    gh.graph.apply_uncommitted(view)?;
     let sent = rg.client.update(view, &ids);
     // The client applies a batch exactly when it reports success: a failed update leaves its
-    // journal and the worker's graph without the batch, so the host copy stays as it is.
+    // journal and the worker's graph without the batch, so the host copy goes back as it was.
     if sent.is_err() {
-        rg.keep_host_spare(GraphBuffers::from_state(applied.csr, None));
+        gh.graph.undo();
     } else {
-        rg.keep_host_spare(gh.graph.commit(applied.csr));
+        gh.graph.commit();
         for h in handles.iter_mut() {
             if let AnyResult::Remote(rr) = &mut h.result {
                 rr.graph_version = gh.graph.version();

@@ -10,7 +10,7 @@ use super::consts::*;
 use super::graph::{csr_from_desc, dyng_csr_t, vertex};
 use super::resources::{dyng_resources_t, resources};
 use super::result::{dyng_update_stats_t, stats_to_c};
-use crate::sssp::{graph_delta, sosp_update_arrays};
+use crate::sssp::{default_delta, sosp_update_arrays};
 
 /// Updates one objective's tree on caller-owned arrays, for programs that apply batches to their own
 /// graph (the drop-in contract, docs/c-api.md "Updating caller-owned arrays"):
@@ -76,7 +76,7 @@ pub unsafe extern "C" fn dyng_sosp_update_arrays(
             let delta = if delta > 0 {
                 delta
             } else {
-                graph_delta(&g, 0)
+                default_delta(g.m(), g.n(), g.weight_sum(0))
             };
             let (mut d, mut p) = (dist.to_vec(), parent.to_vec());
             let s = sosp_update_arrays(

@@ -4,6 +4,7 @@
 //! path costs use "the first copy in the row"). Vertex ids and edge offsets are i32, as in the
 //! originals; weights are integers in [1, 2^31-1], column `k` is `weights[k*m .. (k+1)*m]`.
 
+use super::rows::Rows;
 use crate::error::{Error, Result};
 
 /// The largest number of objectives a graph may carry (the weight-increase mask is 64 bits wide).
@@ -26,24 +27,56 @@ pub struct Csr {
     facts: Vec<ColumnFacts>,
 }
 
-/// What the engines need to know of one weight column.
+/// What the engines need to know of one weight column, kept exact by a resident graph's batches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ColumnFacts {
     /// The largest weight, at least 1 (also for an edgeless graph).
-    max: i32,
-    sum: i64,
+    pub(crate) max: i32,
+    /// Edges whose weight is `max` (when a batch takes the last one, the column is read again).
+    pub(crate) at_max: usize,
+    pub(crate) sum: i64,
 }
 
 impl ColumnFacts {
-    pub(crate) fn of(w: &[i32]) -> Self {
-        let max = w.iter().copied().max().unwrap_or(1).max(1);
-        let sum = w.iter().map(|&w| w as i64).sum();
-        ColumnFacts { max, sum }
+    pub(crate) fn of(w: impl IntoIterator<Item = i32>) -> Self {
+        let mut f = ColumnFacts { max: 1, at_max: 0, sum: 0 };
+        for w in w {
+            f.sum += w as i64;
+            if w > f.max {
+                (f.max, f.at_max) = (w, 1);
+            } else if w == f.max {
+                f.at_max += 1;
+            }
+        }
+        f
     }
 
     fn of_columns(weights: &[i32], k: usize) -> Vec<Self> {
         let m = weights.len() / k;
-        (0..k).map(|j| ColumnFacts::of(&weights[j * m..(j + 1) * m])).collect()
+        (0..k).map(|j| ColumnFacts::of(weights[j * m..(j + 1) * m].iter().copied())).collect()
+    }
+
+    /// Counts an edge of weight `w` in.
+    #[inline]
+    pub(crate) fn add(&mut self, w: i32) {
+        self.sum += w as i64;
+        if w > self.max {
+            (self.max, self.at_max) = (w, 1);
+        } else if w == self.max {
+            self.at_max += 1;
+        }
+    }
+
+    /// Counts an edge of weight `w` out; false when it was the last of the largest weight (the
+    /// largest must then be found again).
+    #[inline]
+    pub(crate) fn remove(&mut self, w: i32) -> bool {
+        self.sum -= w as i64;
+        if w == self.max {
+            self.at_max -= 1;
+            return self.at_max > 0;
+        }
+        true
     }
 }
 
@@ -218,9 +251,14 @@ impl Csr {
         }
     }
 
-    /// The arrays (row_ptr, col_ind, weights), for reuse by a later graph.
-    pub(crate) fn into_arrays(self) -> (Vec<i32>, Vec<i32>, Vec<i32>) {
-        (self.row_ptr, self.col_ind, self.weights)
+    /// The arrays (row_ptr, col_ind, weights) and the columns' facts.
+    pub(crate) fn into_parts(self) -> (Vec<i32>, Vec<i32>, Vec<i32>, Vec<ColumnFacts>) {
+        (self.row_ptr, self.col_ind, self.weights, self.facts)
+    }
+
+    /// The rows, as every reader of a graph takes them.
+    pub fn rows(&self) -> Rows<'_> {
+        Rows::compact(self.n, self.k, &self.row_ptr, &self.col_ind, &self.weights)
     }
 
     /// Number of vertices.

@@ -7,14 +7,15 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use super::csr::Csr;
+use super::rows::Rows;
 use crate::DISTANCE_INF;
 
 /// Shortest distances and lowest-id parents from `source` in objective `objective` of `g`.
 ///
 /// Unreachable vertices get `DISTANCE_INF` and parent -1; the source gets 0 and -1. An objective or
 /// source out of range leaves every vertex unreachable (the oracle never panics on bad input).
-pub fn dijkstra(g: &Csr, objective: usize, source: usize) -> (Vec<i64>, Vec<i32>) {
+pub fn dijkstra<'a>(g: impl Into<Rows<'a>>, objective: usize, source: usize) -> (Vec<i64>, Vec<i32>) {
+    let g: Rows<'a> = g.into();
     let n = g.n();
     let mut dist = vec![DISTANCE_INF; n];
     let mut parent = vec![-1i32; n];
@@ -22,7 +23,7 @@ pub fn dijkstra(g: &Csr, objective: usize, source: usize) -> (Vec<i64>, Vec<i32>
         return (dist, parent);
     }
     let weights = g.column(objective);
-    let heads = g.col_ind();
+    let heads = g.heads();
     let mut done = vec![false; n];
     let mut heap = BinaryHeap::new();
     dist[source] = 0;
@@ -53,7 +54,7 @@ pub fn dijkstra(g: &Csr, objective: usize, source: usize) -> (Vec<i64>, Vec<i32>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::csr::WeightLayout;
+    use crate::graph::csr::{Csr, WeightLayout};
 
     /// The thesis example of reference-behaviour B.1.
     fn thesis() -> Csr {

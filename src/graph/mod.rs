@@ -1,94 +1,101 @@
 //! Graphs with K objectives, change batches and their application.
 //!
-//! A [`Graph`] is a [`Csr`] plus an identity (to refuse results of other graphs), a version that
-//! every applied batch increments (to refuse results of older states), and the reverse graph,
-//! built on first use for each state.
+//! A [`Graph`] is resident: a batch changes its rows in place (`apply.rs`), at a cost of what the
+//! batch changes, not of what the graph holds. Its out-rows and, once an update first needs them,
+//! its in-rows have room to grow (`rows.rs`); whatever is copied out ([`Graph::to_csr`]) is the
+//! compact CSR the originals' semantics give, row by row. A graph also has an identity (to refuse
+//! results of other graphs) and a version that every applied batch increments (to refuse results
+//! of older states).
 
 pub mod apply;
 pub mod batch;
 pub mod csr;
 pub mod dijkstra;
-pub mod in_edges;
+pub(crate) mod rows;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-pub use apply::{apply_batch, apply_batch_into, Applied, GraphBuffers};
+pub use apply::{apply_batch, Applied};
 pub use batch::{Batch, BatchView};
 pub use csr::{Csr, WeightLayout, MAX_OBJECTIVES};
-pub use in_edges::InEdges;
+pub use rows::Rows;
+
+use apply::ApplyScratch;
+use csr::ColumnFacts;
+use rows::SlackRows;
 
 static NEXT_GRAPH_ID: AtomicU64 = AtomicU64::new(1);
 
-/// Empties `v` and makes room for `len` entries in the memory it has, if it has enough; returns
-/// true when it had to allocate. It then takes 1/32 more than `len`, so that a graph growing by a
-/// few edges a batch does not reallocate every batch (nor double, as `reserve` would: the spare
-/// arrays of a stream of batches held twice their size).
-pub(crate) fn reserve_for<T>(v: &mut Vec<T>, len: usize) -> bool {
-    v.clear();
-    let grows = v.capacity() < len;
-    if grows {
-        v.reserve_exact(len + len / 32);
-    }
-    grows
-}
-
 /// Makes `v` `len` entries long for a caller that overwrites every one: what it held is kept
 /// where it still fits (zeroing recycled arrays would be one more pass over them), any new entries
-/// are zero; returns true when it had to allocate (as [`reserve_for`]).
-// Inline: as a call of its own (which it became in some builds) the reverse graph's build ran 5 %
-// more instructions (callgrind, update_vs_recompute on usroads).
+/// are zero; returns true when it had to allocate. It then takes 1/32 more than `len`, so that a
+/// graph growing by a few edges a batch does not reallocate every batch.
 #[inline]
 pub(crate) fn resize_for_overwrite<T: Copy + Default>(v: &mut Vec<T>, len: usize) -> bool {
     let grows = v.capacity() < len;
     if grows {
-        reserve_for(v, len);
+        v.clear();
+        v.reserve_exact(len + len / 32);
     }
     v.resize(len, T::default());
     grows
 }
 
-/// A directed graph with K weight columns, maintained under batches of changes.
+/// A directed graph with K weight columns, maintained in place under batches of changes.
 #[derive(Debug)]
 pub struct Graph {
-    csr: Csr,
-    in_edges: OnceLock<InEdges>,
+    out: SlackRows,
+    /// The reverse rows, made when first needed (a repair's pull) and kept in step after.
+    in_rows: OnceLock<SlackRows>,
+    facts: Vec<ColumnFacts>,
     id: u64,
     version: u64,
+    scratch: ApplyScratch,
 }
 
 impl Clone for Graph {
     /// A clone is a new graph (new identity): results of the original are stale for it.
     fn clone(&self) -> Self {
-        Graph::new(self.csr.clone())
+        Graph {
+            out: self.out.clone(),
+            in_rows: self.in_rows.clone(),
+            facts: self.facts.clone(),
+            id: NEXT_GRAPH_ID.fetch_add(1, Ordering::Relaxed),
+            version: 0,
+            scratch: ApplyScratch::default(),
+        }
     }
 }
 
 impl Graph {
-    /// Wraps a validated CSR.
+    /// Takes a validated CSR (its arrays become the graph's rows).
     pub fn new(csr: Csr) -> Self {
+        let (n, k) = (csr.n(), csr.k());
+        let (row_ptr, col_ind, weights, facts) = csr.into_parts();
         Graph {
-            csr,
-            in_edges: OnceLock::new(),
+            out: SlackRows::from_compact(n, k, &row_ptr, col_ind, &weights),
+            in_rows: OnceLock::new(),
+            facts,
             id: NEXT_GRAPH_ID.fetch_add(1, Ordering::Relaxed),
             version: 0,
+            scratch: ApplyScratch::default(),
         }
     }
 
-    pub fn csr(&self) -> &Csr {
-        &self.csr
-    }
-
+    /// Number of vertices.
     pub fn n(&self) -> usize {
-        self.csr.n()
+        self.out.rows().n()
     }
 
+    /// Number of edges.
     pub fn m(&self) -> usize {
-        self.csr.m()
+        self.out.edges()
     }
 
+    /// Number of objectives (weight columns).
     pub fn k(&self) -> usize {
-        self.csr.k()
+        self.facts.len()
     }
 
     /// Unique identity of this graph object.
@@ -101,43 +108,60 @@ impl Graph {
         self.version
     }
 
-    /// The reverse graph of the current state (built on first use).
-    pub fn in_edges(&self) -> &InEdges {
-        self.in_edges.get_or_init(|| InEdges::build(&self.csr))
+    /// The out-rows (row order is the originals' CSR order).
+    pub fn rows(&self) -> Rows<'_> {
+        self.out.rows()
     }
 
-    /// Whether the reverse graph of the current state has been built.
-    #[cfg(test)]
-    pub(crate) fn has_in_edges(&self) -> bool {
-        self.in_edges.get().is_some()
+    /// The in-rows: row v lists the tails of the edges into v (made on first use).
+    pub fn in_rows(&self) -> Rows<'_> {
+        self.in_rows.get_or_init(|| SlackRows::reversed(&self.out.rows())).rows()
     }
 
-    /// The reverse graph of the current state, if it has been built.
-    pub(crate) fn built_in_edges(&self) -> Option<&InEdges> {
-        self.in_edges.get()
+    /// Whether the in-rows have been made.
+    pub(crate) fn has_in_rows(&self) -> bool {
+        self.in_rows.get().is_some()
     }
 
-    /// Replaces the state by an updated CSR (same n and K) and bumps the version; returns the
-    /// replaced state's arrays.
-    pub(crate) fn commit(&mut self, csr: Csr) -> GraphBuffers {
-        debug_assert_eq!(csr.n(), self.csr.n());
-        let in_edges = self.in_edges.take();
-        self.version += 1;
-        GraphBuffers::from_state(std::mem::replace(&mut self.csr, csr), in_edges)
+    /// The compact CSR of the current state, row by row as the originals' semantics give it.
+    pub fn to_csr(&self) -> Csr {
+        let (row_ptr, col_ind, weights) = self.rows().to_compact();
+        Csr::from_parts_unchecked(self.n(), self.k(), row_ptr, col_ind, weights, self.facts.clone())
     }
 
-    /// Replaces the state by an updated CSR whose reverse graph is already built; returns the
-    /// replaced state's arrays.
-    pub(crate) fn commit_with_in_edges(&mut self, csr: Csr, in_edges: InEdges) -> GraphBuffers {
-        let replaced = self.commit(csr);
-        let _ = self.in_edges.set(in_edges);
-        replaced
+    /// The largest weight of objective `j` (at least 1, also for an edgeless graph).
+    pub fn max_weight(&self, j: usize) -> i32 {
+        self.facts[j].max
+    }
+
+    /// The sum of the weights of objective `j`.
+    pub fn weight_sum(&self, j: usize) -> i64 {
+        self.facts[j].sum
+    }
+
+    /// Bytes the graph holds: its rows (with their room to grow), its in-rows once made, and the
+    /// scratch of its applies.
+    pub fn bytes(&self) -> usize {
+        self.out.bytes() + self.in_rows.get().map_or(0, SlackRows::bytes) + self.scratch.bytes()
+    }
+
+    /// Compactions of the rows so far (each rewrites every row; they are amortised over the
+    /// batches that left rows moved or slack unused).
+    pub fn compactions(&self) -> u64 {
+        self.out.compactions() + self.in_rows.get().map_or(0, SlackRows::compactions)
     }
 
     /// Applies a batch without updating any result (results of the old state become stale).
+    /// Returns, per insertion, the bit mask of the objectives whose weight increased. A rejected
+    /// batch changes nothing.
     pub fn apply(&mut self, batch: &BatchView<'_>) -> crate::Result<Vec<u64>> {
-        let applied = apply_batch(&self.csr, batch)?;
-        self.commit(applied.csr);
-        Ok(applied.increase_masks)
+        self.apply_uncommitted(batch)?;
+        self.commit();
+        Ok(self.scratch.masks.clone())
+    }
+
+    /// The weight-increase masks of the batch applied last (see [`Graph::apply`]).
+    pub(crate) fn increase_masks(&self) -> &[u64] {
+        &self.scratch.masks
     }
 }

@@ -12,7 +12,7 @@ use crate::graph::apply::apply_batch;
 use crate::graph::batch::Batch;
 use crate::graph::csr::Csr;
 use crate::graph::dijkstra::dijkstra;
-use crate::graph::in_edges::InEdges;
+use crate::graph::rows::SlackRows;
 
 /// How the generator picks its changes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,7 +201,8 @@ impl Gen<'_> {
         let n = self.g.n();
         let hops = self.opt.local_hops;
         let centre = uniform_int(&mut self.rng, 0, n as i32 - 1) as usize;
-        let rev = InEdges::build(self.g);
+        let rev = SlackRows::reversed(&self.g.rows());
+        let rev = rev.rows();
         let mut level = vec![u32::MAX; n];
         let mut list = vec![centre as u32];
         level[centre] = 0;
@@ -213,7 +214,7 @@ impl Gen<'_> {
                 continue;
             }
             let outs = self.g.row(u).map(|e| self.g.col_ind()[e]);
-            let ins = rev.row(u).map(|s| rev.tails()[s]);
+            let ins = rev.row(u).map(|s| rev.heads()[s]);
             for x in outs.chain(ins) {
                 let x = x as usize;
                 if level[x] == u32::MAX {

@@ -60,35 +60,24 @@ impl CombineWorkspace {
 
     /// Lists in `changed`, by ascending id (which keeps the changes in place near each other in
     /// memory: in the touched lists' search order they cost twice as much), the vertices whose
-    /// parents in `parents` differ from those `g` was built from, looking only at the vertices
-    /// whose bits are set in `touched` when given; false, with the list incomplete, once there
-    /// are more than `limit`.
-    fn list_changed(&mut self, g: &CombinedGraph, parents: &[&[i32]], touched: Option<&[u64]>, limit: usize) -> bool {
+    /// parents in `parents` differ from those `g` was built from, looking only at `touched`
+    /// (ascending, distinct) when given; false, with the list incomplete, once there are more
+    /// than `limit`.
+    fn list_changed(&mut self, g: &CombinedGraph, parents: &[&[i32]], touched: Option<&[i32]>, limit: usize) -> bool {
         self.changed.clear();
         reserve_total(&mut self.changed, limit);
-        let look = |v: usize, changed: &mut Vec<i32>| {
+        let mut look = |v: usize| {
             if g.changed(parents, v) {
-                if changed.len() == limit {
+                if self.changed.len() == limit {
                     return false;
                 }
-                changed.push(v as i32);
+                self.changed.push(v as i32);
             }
             true
         };
         match touched {
-            Some(bits) => {
-                for (w, &word) in bits.iter().enumerate() {
-                    let mut b = word;
-                    while b != 0 {
-                        if !look(w * 64 + b.trailing_zeros() as usize, &mut self.changed) {
-                            return false;
-                        }
-                        b &= b - 1;
-                    }
-                }
-                true
-            }
-            None => (0..g.n()).all(|v| look(v, &mut self.changed)),
+            Some(list) => list.iter().all(|&v| look(v as usize)),
+            None => (0..g.n()).all(look),
         }
     }
 
@@ -235,7 +224,7 @@ pub(crate) enum Solved {
 pub(crate) fn combine_and_solve(
     res: &Resources,
     parents: &[&[i32]],
-    touched: Option<&[u64]>,
+    touched: Option<&[i32]>,
     source: usize,
     prefs: &Preferences,
     g: &mut CombinedGraph,

@@ -126,9 +126,12 @@ impl CombinedGraph {
 
     pub(crate) fn in_view(&self) -> InView<'_> {
         InView {
-            row_ptr: &self.in_ptr,
-            tails: &self.in_tails,
+            bounds: &self.in_ptr,
+            stride: 1,
+            n: self.n(),
+            col: &self.in_tails,
             w: &self.in_w,
+            edges: self.in_tails.len(),
         }
     }
 

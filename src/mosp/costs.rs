@@ -6,7 +6,7 @@
 use super::combine::reserve_total;
 use super::combined_graph::CombinedGraph;
 use crate::error::{Error, Result};
-use crate::graph::{BatchView, Csr};
+use crate::graph::{BatchView, Rows};
 use crate::sssp::engine::atomic_i64;
 use crate::sssp::exec::Exec;
 use crate::sssp::prefetch::{prefetch, AHEAD};
@@ -25,12 +25,12 @@ use crate::DISTANCE_INF;
 /// thread is writing, or has not reached yet, walks on past it and writes it too: both write
 /// the same sums, and a vertex's first column, stored last (release), says its costs are all
 /// there.
-pub(crate) fn path_costs<E: Exec>(exec: &E, g: &Csr, tree: &[i32], source: usize, costs: &mut Vec<i64>) -> Result<()> {
+pub(crate) fn path_costs<E: Exec>(exec: &E, g: &Rows<'_>, tree: &[i32], source: usize, costs: &mut Vec<i64>) -> Result<()> {
     path_costs_in_chunks(exec, CHUNK, g, tree, source, costs)
 }
 
 /// [`path_costs`] with `chunk` ids a time on each thread.
-fn path_costs_in_chunks<E: Exec>(exec: &E, chunk: usize, g: &Csr, tree: &[i32], source: usize, costs: &mut Vec<i64>) -> Result<()> {
+fn path_costs_in_chunks<E: Exec>(exec: &E, chunk: usize, g: &Rows<'_>, tree: &[i32], source: usize, costs: &mut Vec<i64>) -> Result<()> {
     let (n, kg) = (g.n(), g.k());
     costs.clear();
     costs.resize(n * kg, DISTANCE_INF);
@@ -49,27 +49,27 @@ fn path_costs_in_chunks<E: Exec>(exec: &E, chunk: usize, g: &Csr, tree: &[i32], 
 const CHUNK: usize = 4096;
 
 /// The walks of [`path_costs`] from the vertices `r`.
-fn costs_of(g: &Csr, tree: &[i32], source: usize, cells: &[AtomicI64], r: std::ops::Range<usize>) -> Result<()> {
+fn costs_of(g: &Rows<'_>, tree: &[i32], source: usize, cells: &[AtomicI64], r: std::ops::Range<usize>) -> Result<()> {
     let (n, kg) = (g.n(), g.k());
     let known = |x: usize| x == source || cells[x * kg].load(Acquire) != DISTANCE_INF;
     // The walked path: on the stack, where a walk on a graph whose ids follow its geometry takes
     // a step or two; longer walks go on in `spill`, allocated only for them.
     let mut near = [0i32; 64];
     let mut spill = Vec::new();
-    let (row_ptr, col) = (g.row_ptr(), g.col_ind());
+    let ((bounds, stride), col) = (g.bounds(), g.heads());
     for v in r {
         // Where ids do not follow the geometry (the random geometric graph) every parent's
         // costs and row are cache misses: asked for ahead, the row's start once its bounds have
         // had time to arrive.
         if let Some(&p) = tree.get(v + 2 * AHEAD) {
             if p >= 0 {
-                prefetch(&row_ptr[p as usize]);
+                prefetch(&bounds[p as usize * stride]);
                 prefetch(&cells[p as usize * kg]);
             }
         }
         if let Some(&p) = tree.get(v + AHEAD) {
             if p >= 0 {
-                let s = row_ptr[p as usize] as usize;
+                let s = bounds[p as usize * stride] as usize;
                 if let Some(c) = col.get(s) {
                     prefetch(c);
                     for j in 0..kg {
@@ -134,7 +134,7 @@ impl CostsScratch {
 /// `v`'s first column is written last, with release ordering: a thread that reads it finite (with
 /// acquire) reads every column (see [`path_costs`]).
 #[inline(always)]
-fn cost_from_parent(g: &Csr, costs: &[AtomicI64], p: usize, v: usize) -> Result<()> {
+fn cost_from_parent(g: &Rows<'_>, costs: &[AtomicI64], p: usize, v: usize) -> Result<()> {
     let kg = g.k();
     let e = g.first_edge(p, v as i32).ok_or_else(|| {
         Error::invalid(format!(
@@ -160,7 +160,7 @@ fn cost_from_parent(g: &Csr, costs: &[AtomicI64], p: usize, v: usize) -> Result<
 /// MOSP tree edge); a root already written by an earlier one is skipped.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn update_path_costs(
-    g: &Csr,
+    g: &Rows<'_>,
     combined: &CombinedGraph,
     tree: &[i32],
     combined_dist: &[i64],
@@ -225,6 +225,7 @@ pub(crate) fn update_path_costs(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::Csr;
     use crate::io::rng::Mt19937;
 
     /// Costs by a breadth-first walk of the children from the source.
@@ -293,11 +294,11 @@ mod tests {
     /// taking chunks of 1, 7 and 64 ids (walks that pass into other threads' chunks).
     fn every_way(g: &Csr, tree: &[i32], source: usize) -> Vec<i64> {
         let mut costs = Vec::new();
-        path_costs(&crate::sssp::exec::Sequential, g, tree, source, &mut costs).unwrap();
+        path_costs(&crate::sssp::exec::Sequential, &g.rows(), tree, source, &mut costs).unwrap();
         let res = crate::Resources::parallel(2).unwrap();
         for chunk in [1, 7, 64] {
             let mut again = vec![5; 3];
-            crate::sssp::with_exec!(&res, |e| path_costs_in_chunks(e, chunk, g, tree, source, &mut again)).unwrap();
+            crate::sssp::with_exec!(&res, |e| path_costs_in_chunks(e, chunk, &g.rows(), tree, source, &mut again)).unwrap();
             assert_eq!(again, costs, "chunks of {chunk}");
         }
         costs
@@ -317,7 +318,7 @@ mod tests {
     #[test]
     fn a_parent_cycle_is_an_error() {
         let csr = Csr::from_edges(3, 1, &[0, 1, 2], &[1, 2, 1], &[1, 1, 1]).unwrap();
-        let err = path_costs(&crate::sssp::exec::Sequential, &csr, &[-1, 2, 1], 0, &mut Vec::new()).unwrap_err();
+        let err = path_costs(&crate::sssp::exec::Sequential, &csr.rows(), &[-1, 2, 1], 0, &mut Vec::new()).unwrap_err();
         assert!(err.to_string().contains("cycle"), "{err}");
     }
 }

@@ -54,9 +54,9 @@ pub struct MospResult {
     /// next one computes every vertex's).
     pub(crate) costs_current: bool,
     /// Set by an update whose K trees were repaired with their touched vertices listed:
-    /// `touched` then has a bit set for every vertex whose parent may have changed in a tree,
+    /// `touched` then lists (with repeats) every vertex whose parent may have changed in a tree,
     /// the vertices the combine step looks at instead of every vertex.
-    pub(crate) touched: Vec<u64>,
+    pub(crate) touched: Vec<i32>,
     pub(crate) touched_listed: bool,
 }
 
@@ -193,6 +193,10 @@ impl MospResult {
         let mut cw = res.workspaces().lease(combine::CombineWorkspace::default);
         // The lease's lists grow at most once to their bounds; counted once, after both steps.
         let held = crate::resources::PooledWorkspace::bytes(&*cw);
+        if self.touched_listed {
+            self.touched.sort_unstable();
+            self.touched.dedup();
+        }
         let touched = std::mem::take(&mut self.touched_listed).then_some(&self.touched[..]);
         let (stats, solved) = combine::combine_and_solve(
             res,
@@ -216,7 +220,7 @@ impl MospResult {
             (Some(batch), combine::Solved::Touched) if costs_current && self.combined.is_valid() => {
                 let touched = (0..ws.candidates.len()).map(|i| ws.candidates.get(i) as usize);
                 costs::update_path_costs(
-                    graph.csr(),
+                    &graph.rows(),
                     &self.combined,
                     parent,
                     dist,
@@ -227,7 +231,7 @@ impl MospResult {
                     &mut cw.costs,
                 )
             }
-            _ => with_exec!(res, |e| costs::path_costs(e, graph.csr(), parent, self.source, costs)),
+            _ => with_exec!(res, |e| costs::path_costs(e, &graph.rows(), parent, self.source, costs)),
         };
         self.combine_stats.costs_ns = started.elapsed().as_nanos() as u64;
         if crate::resources::PooledWorkspace::bytes(&*cw) > held {
@@ -312,7 +316,7 @@ impl MospResult {
             + self.combined_dist.len() * 12
             + self.costs.len() * 8
             + self.combined.bytes()
-            + self.touched.capacity() * 8
+            + self.touched.capacity() * 4
     }
 
     /// The MOSP-tree path from the source to `target`; empty if unreachable.

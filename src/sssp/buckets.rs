@@ -408,7 +408,7 @@ mod tests {
     }
 
     fn assert_oracle(g: &Graph, r: &SsspResult) {
-        let (d, p) = dijkstra(g.csr(), 0, r.source());
+        let (d, p) = dijkstra(g, 0, r.source());
         assert_eq!(r.distances(), &d[..]);
         assert_eq!(r.parents(), &p[..]);
     }
@@ -485,7 +485,7 @@ mod tests {
         for (safe, hops, wmax) in [(true, 0, 100), (false, 0, 100), (true, 6, 100), (true, 0, 3), (false, 6, 3)] {
             let mut g = grid_graph(150, wmax);
             let opt = ChangeOptions { changes: 300, seed: 777, safe, local_hops: hops, source: 3, ..Default::default() };
-            let (batch, _) = generate_changes(g.csr(), &opt).unwrap();
+            let (batch, _) = generate_changes(&g.to_csr(), &opt).unwrap();
             let never = SsspOptions { fallback: Fallback::Never, ..Default::default() };
             let mut r = SsspResult::compute(&res, &g, 3, 0, &never).unwrap();
             let old = r.distances().to_vec();

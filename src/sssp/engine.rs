@@ -26,10 +26,11 @@ use crate::error::{Error, Result};
 use crate::DISTANCE_INF;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicUsize, Ordering::Relaxed};
 
-/// One objective's out-edges with one weight column: row u is `bounds[s u]..bounds[s u + 1]` of
-/// `col`/`w`, for the stride s. A CSR passes its `row_ptr` (stride 1); the combined graph a MOSP
-/// result keeps passes (start, end) pairs (stride 2), its rows having room to grow between them
-/// (`mosp::combined_graph`). Either way a row's two bounds share a cache line.
+/// One objective's edges with one weight column, out-edges or in-edges (then `col` holds the
+/// tails): row u is `bounds[s u]..bounds[s u + 1]` of `col`/`w`, for the stride s. A compact CSR
+/// passes its `row_ptr` (stride 1); a resident graph's rows and the combined graph a MOSP result
+/// keeps pass (start, end) pairs (stride 2), their rows having room to grow between them. Either
+/// way a row's two bounds share a cache line.
 #[derive(Clone, Copy)]
 pub(crate) struct OutView<'a> {
     pub bounds: &'a [i32],
@@ -37,20 +38,18 @@ pub(crate) struct OutView<'a> {
     pub n: usize,
     pub col: &'a [i32],
     pub w: &'a [i32],
-    /// Edges in the rows (`col.len()` for a CSR).
+    /// Edges in the rows.
     pub edges: usize,
 }
 
+/// In-edges have the same view (tails in `col`).
+pub(crate) type InView<'a> = OutView<'a>;
+
 impl<'a> OutView<'a> {
-    pub(crate) fn csr(row_ptr: &'a [i32], col: &'a [i32], w: &'a [i32]) -> Self {
-        OutView {
-            bounds: row_ptr,
-            stride: 1,
-            n: row_ptr.len().saturating_sub(1),
-            col,
-            w,
-            edges: col.len(),
-        }
+    /// Objective `j` of `rows`.
+    pub(crate) fn of(rows: &crate::graph::Rows<'a>, j: usize) -> Self {
+        let (bounds, stride) = rows.bounds();
+        OutView { bounds, stride, n: rows.n(), col: rows.heads(), w: rows.column(j), edges: rows.edges() }
     }
 
     pub(crate) fn n(&self) -> usize {
@@ -63,14 +62,6 @@ impl<'a> OutView<'a> {
         let b = &self.bounds[i..i + 2];
         b[0] as usize..b[1] as usize
     }
-}
-
-/// One objective's in-edges (the reverse CSR with the same weight column).
-#[derive(Clone, Copy)]
-pub(crate) struct InView<'a> {
-    pub row_ptr: &'a [i32],
-    pub tails: &'a [i32],
-    pub w: &'a [i32],
 }
 
 /// What changed for one objective: possible roots (deleted or heavier edges, batch order) and the
@@ -550,8 +541,8 @@ fn pull<E: Exec>(run: &Run<'_, E>, inn: InView<'_>, ws: &Workspace, g1: i32) {
             let v = ws.candidates.get(i) as usize;
             let cur = ws.packed[v].load(Relaxed);
             let mut best = cur;
-            let row = inn.row_ptr[v] as usize..inn.row_ptr[v + 1] as usize;
-            for (&u, &w) in inn.tails[row.clone()].iter().zip(&inn.w[row]) {
+            let row = inn.row(v);
+            for (&u, &w) in inn.col[row.clone()].iter().zip(&inn.w[row]) {
                 let wu = ws.packed[u as usize].load(Relaxed);
                 if wu == PACKED_INF {
                     continue;

@@ -19,9 +19,9 @@ pub(crate) mod validate;
 pub mod workspace;
 
 use crate::error::{Error, Result};
-use crate::graph::{Csr, Graph, InEdges};
+use crate::graph::{Csr, Graph, Rows};
 use crate::resources::{Lease, Resources};
-use engine::{Changes, InView, OutView};
+use engine::{Changes, OutView};
 use std::sync::Arc;
 
 pub use stats::{default_delta, UpdateStats};
@@ -52,16 +52,9 @@ macro_rules! with_exec {
 }
 pub(crate) use with_exec;
 
-pub(crate) fn out_view(g: &Csr, j: usize) -> OutView<'_> {
-    OutView::csr(g.row_ptr(), g.col_ind(), g.column(j))
-}
-
-pub(crate) fn in_view(ie: &InEdges, j: usize) -> InView<'_> {
-    InView {
-        row_ptr: &ie.row_ptr,
-        tails: &ie.tails,
-        w: ie.column(j),
-    }
+/// Objective `j` of `rows`, as the engines read it.
+pub(crate) fn view<'a>(rows: &Rows<'a>, j: usize) -> OutView<'a> {
+    OutView::of(rows, j)
 }
 
 /// Leases an SSSP workspace sized for `n` vertices (counting the growth if it had to allocate).
@@ -244,7 +237,7 @@ fn check_delta(delta: Option<i64>) -> Result<()> {
 type Solved = (Vec<i64>, Vec<i32>, UpdateStats, Option<i64>);
 
 /// Static solve of objective `j` of `g` from `source` into fresh arrays, on a leased workspace.
-pub(crate) fn solve(res: &Resources, g: &Csr, j: usize, source: usize, delta: Option<i64>) -> Result<Solved> {
+pub(crate) fn solve(res: &Resources, g: &Graph, j: usize, source: usize, delta: Option<i64>) -> Result<Solved> {
     let n = g.n();
     let delta = delta.unwrap_or_else(|| graph_delta(g, j));
     // Filled here, on the calling thread, rather than zeroed: zeroed arrays of this size are
@@ -254,14 +247,14 @@ pub(crate) fn solve(res: &Resources, g: &Csr, j: usize, source: usize, delta: Op
     let mut dist = vec![crate::DISTANCE_INF; n];
     let mut parent = vec![-1i32; n];
     if let Some(cuda) = res.cuda() {
-        let dg = cuda.upload_graph(g)?;
+        let dg = cuda.upload_graph(&g.to_csr())?;
         let stats = cuda.sssp_compute(res.workspaces(), &dg, j, source, Some(delta), &mut dist, &mut parent)?;
         return Ok((dist, parent, stats, None));
     }
     let mut ws = lease_workspace(res, n);
     let (stats, largest) = with_exec!(res, |e| engine::compute(
         e,
-        out_view(g, j),
+        view(&g.rows(), j),
         source,
         delta,
         g.max_weight(j) as i64,
@@ -285,7 +278,7 @@ impl SsspResult {
         check_source(graph, source)?;
         check_objective(objective, graph.k())?;
         check_delta(opt.delta)?;
-        let (dist, parent, stats, largest) = solve(res, graph.csr(), objective, source, opt.delta)?;
+        let (dist, parent, stats, largest) = solve(res, graph, objective, source, opt.delta)?;
         Ok(SsspResult {
             graph_id: graph.id(),
             version: graph.version(),
@@ -320,9 +313,9 @@ impl SsspResult {
         let what = format!("the tree of objective {objective}");
         validate::check_shape(graph.n(), source, &mut dist, &parent, &what)?;
         if canonicalize {
-            validate::canonicalize(graph.csr(), objective, source, &dist, &mut parent);
+            validate::canonicalize(&graph.rows(), objective, source, &dist, &mut parent);
         }
-        let canonical = validate::check_on_graph(graph.csr(), objective, source, &dist, &parent, &what)?;
+        let canonical = validate::check_on_graph(&graph.rows(), objective, source, &dist, &parent, &what)?;
         // One more pass after the validation's passes over every vertex and edge, so that the
         // first update of an adopted tree finds it as the next updates do.
         let largest = dist.iter().copied().filter(|&d| engine::is_finite(d)).max();
@@ -445,7 +438,7 @@ pub fn sosp_update_arrays(
         };
         return cuda.sssp_update(res.workspaces(), &dg, objective, changes, source, delta, max_weight, dist, parent);
     }
-    let in_edges = InEdges::build(graph);
+    let in_rows = crate::graph::rows::SlackRows::reversed(&graph.rows());
     let changes = Changes {
         from: changed_from,
         to: changed_to,
@@ -455,8 +448,8 @@ pub fn sosp_update_arrays(
     let mut ws = lease_workspace(res, graph.n());
     let (stats, _) = with_exec!(res, |e| engine::update(
         e,
-        out_view(graph, objective),
-        || in_view(&in_edges, objective),
+        view(&graph.rows(), objective),
+        || view(&in_rows.rows(), objective),
         changes,
         source,
         delta,

@@ -64,7 +64,7 @@ pub fn default_delta(m: usize, n: usize, weight_sum: i64) -> i64 {
 }
 
 /// The default Delta of objective `j` of a graph.
-pub(crate) fn graph_delta(g: &crate::Csr, j: usize) -> i64 {
+pub(crate) fn graph_delta(g: &crate::Graph, j: usize) -> i64 {
     default_delta(g.m(), g.n(), g.weight_sum(j))
 }
 

@@ -6,7 +6,7 @@
 //! validate everything before it changes anything.
 
 use crate::error::{Error, Result};
-use crate::graph::Csr;
+use crate::graph::Rows;
 use crate::DISTANCE_INF;
 
 fn is_finite(d: i64) -> bool {
@@ -85,14 +85,14 @@ fn find_parent_cycle(parent: &[i32]) -> Option<usize> {
 
 /// The originals' `canonicalizeTree`: one ascending pass moving each parent to a lower-id tight
 /// in-neighbour, over the out-edges of objective `j` in CSR order.
-pub(crate) fn canonicalize(g: &Csr, j: usize, source: usize, dist: &[i64], parent: &mut [i32]) {
+pub(crate) fn canonicalize(g: &Rows<'_>, j: usize, source: usize, dist: &[i64], parent: &mut [i32]) {
     let w = g.column(j);
     for u in 0..g.n() {
         if !is_finite(dist[u]) {
             continue;
         }
         for e in g.row(u) {
-            let v = g.col_ind()[e] as usize;
+            let v = g.heads()[e] as usize;
             if v != source && (u as i32) < parent[v] && dist[u] + w[e] as i64 == dist[v] {
                 parent[v] = u as i32;
             }
@@ -103,7 +103,7 @@ pub(crate) fn canonicalize(g: &Csr, j: usize, source: usize, dist: &[i64], paren
 /// Checks that the tree is consistent with objective `j` of `g` and optimal on it; returns whether
 /// it is also canonical (every parent the lowest-id tight in-neighbour).
 pub(crate) fn check_on_graph(
-    g: &Csr,
+    g: &Rows<'_>,
     j: usize,
     source: usize,
     dist: &[i64],
@@ -133,7 +133,7 @@ pub(crate) fn check_on_graph(
                 let pu = p as usize;
                 let tight = is_finite(dist[pu])
                     && g.row(pu).any(|e| {
-                        g.col_ind()[e] as usize == v && dist[pu] + w[e] as i64 == dist[v]
+                        g.heads()[e] as usize == v && dist[pu] + w[e] as i64 == dist[v]
                     });
                 if !tight {
                     return Err(Error::invalid(format!(
@@ -150,7 +150,7 @@ pub(crate) fn check_on_graph(
             continue;
         }
         for e in g.row(u) {
-            let v = g.col_ind()[e] as usize;
+            let v = g.heads()[e] as usize;
             if dist[u] + w[e] as i64 == dist[v] {
                 lowest_tight[v] = lowest_tight[v].min(u as i32);
             }

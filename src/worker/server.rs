@@ -736,7 +736,7 @@ fn execute(sh: &Shared, st: &mut State, call_id: u64, call: &Call, fds: &[OwnedF
         OpParams::Checkpoint => {
             let g = graph(st)?;
             let kg = g.k() as u32;
-            let csr = g.csr();
+            let csr = g.to_csr();
             let arrays = [
                 ArraySrc { kind: kind::ROW_PTR, dtype: DTYPE_I32, cols: 1, bytes: as_bytes(csr.row_ptr()) },
                 ArraySrc { kind: kind::COL_IND, dtype: DTYPE_I32, cols: 1, bytes: as_bytes(csr.col_ind()) },

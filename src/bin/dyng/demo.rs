@@ -267,7 +267,7 @@ pub fn run(a: DemoArgs) -> dyng::Result<ExitCode> {
     let mut rng = Mt19937::new(2024);
     let reachable: Vec<usize> = (0..live.graph.n()).filter(|&v| live.mosp.combined_distances()[v] < DISTANCE_INF / 2).collect();
     let centre = reachable[uniform_u64(&mut rng, 0, reachable.len() as u64 - 1) as usize];
-    let roads = roads_around(live.graph.csr(), centre, TRAFFIC_HOPS);
+    let roads = roads_around(&live.graph.to_csr(), centre, TRAFFIC_HOPS);
     if roads.len() < 2 * JAMS {
         return Err(Error::invalid(format!(
             "the {TRAFFIC_HOPS}-hop area around vertex {centre} has {} two-way roads; the traffic stream needs {}",
@@ -304,9 +304,9 @@ pub fn run(a: DemoArgs) -> dyng::Result<ExitCode> {
     // 2. A random batch all over the network.
     live.pb.set_message("the random batch");
     let gen = ChangeOptions { changes: a.changes as usize, seed: 777, safe: true, source: a.source, ..Default::default() };
-    let (batch, summary) = generate_changes(live.graph.csr(), &gen)?;
+    let (batch, summary) = generate_changes(&live.graph.to_csr(), &gen)?;
     // The same batch on the same state, repaired with the adaptive policy off, for comparison.
-    let forced_graph = Graph::new(live.graph.csr().clone());
+    let forced_graph = Graph::new(live.graph.to_csr());
     let never = MospOptions { fallback: Fallback::Never, ..Default::default() };
     let forced_mosp = MospResult::compute(&res, &forced_graph, a.source, &never)?;
     let mut forced = Live { res: &res, graph: forced_graph, mosp: forced_mosp, source: a.source, pb: ProgressBar::hidden() };

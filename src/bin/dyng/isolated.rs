@@ -35,7 +35,7 @@ pub fn run(inp: &MospInputs, job: &Job<'_>) -> dyng::Result<()> {
         crate::BackendArg::Cuda => BACKEND_CUDA,
     };
     let client = Client::spawn(WorkerOptions { backend, ..WorkerOptions::default() })?;
-    client.load_graph(inp.graph.csr())?;
+    client.load_graph(&inp.graph.to_csr())?;
     let trees: Vec<(&[i64], &[i32])> = inp.init.iter().map(|(d, p)| (&d[..], &p[..])).collect();
     let r = client.adopt_mosp(inp.source, &trees, job.canonicalize, &vec![job.delta; inp.k], dyng::Fallback::AdaptiveCounted, job.preferences)?;
     let t_update = Instant::now();

@@ -5,6 +5,7 @@
 //! plain map (not the library's construction).
 
 use dyng::graph::dijkstra::dijkstra;
+use dyng::graph::Rows;
 use dyng::{Csr, Graph, MospResult, DISTANCE_INF};
 use std::collections::BTreeMap;
 
@@ -24,8 +25,8 @@ impl Findings {
     }
 }
 
-fn check_tree(g: &Csr, j: usize, source: usize, dist: &[i64], parent: &[i32], canonical: bool) -> Findings {
-    let (ref_d, ref_p) = dijkstra(g, j, source);
+fn check_tree(g: &Rows<'_>, j: usize, source: usize, dist: &[i64], parent: &[i32], canonical: bool) -> Findings {
+    let (ref_d, ref_p) = dijkstra(*g, j, source);
     let w = g.column(j);
     let mut f = Findings::default();
     let finite = |d: i64| d < DISTANCE_INF / 2;
@@ -38,7 +39,7 @@ fn check_tree(g: &Csr, j: usize, source: usize, dist: &[i64], parent: &[i32], ca
             p == -1
         } else {
             p >= 0 && g.row(p as usize).any(|e| {
-                g.col_ind()[e] as usize == v && finite(dist[p as usize]) && dist[p as usize] + w[e] as i64 == dist[v]
+                g.heads()[e] as usize == v && finite(dist[p as usize]) && dist[p as usize] + w[e] as i64 == dist[v]
             })
         };
         if !consistent {
@@ -91,11 +92,11 @@ fn reference_combined(m: &MospResult) -> Csr {
 pub fn report(updated: &Graph, m: &MospResult, canonicalize: bool) -> bool {
     let mut ok = true;
     for (j, t) in m.trees().iter().enumerate() {
-        let f = check_tree(updated.csr(), j, m.source(), t.distances(), t.parents(), canonicalize);
+        let f = check_tree(&updated.rows(), j, m.source(), t.distances(), t.parents(), canonicalize);
         ok &= line(&format!("obj{j}"), &f, canonicalize);
     }
     let comb = reference_combined(m);
-    let f = check_tree(&comb, 0, m.source(), m.combined_distances(), m.combined_parents(), true);
+    let f = check_tree(&comb.rows(), 0, m.source(), m.combined_distances(), m.combined_parents(), true);
     ok &= line("combined", &f, true);
     ok
 }

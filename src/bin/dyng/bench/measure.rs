@@ -7,7 +7,6 @@ use crate::progress::{bar, eprint_line};
 use dyng::graph::dijkstra::dijkstra;
 use dyng::io::changegen::{generate_changes, ChangeOptions};
 use dyng::sssp::Workspace;
-use dyng::graph::{apply_batch, GraphBuffers};
 use dyng::{Batch, Csr, Graph, MospOptions, MospResult, Resources, SsspOptions, SsspResult};
 use std::time::Instant;
 
@@ -41,8 +40,8 @@ pub struct CaseResult {
     pub fallback_used: bool,
     pub workspace_bytes_per_vertex: f64,
     pub combine_bytes_per_vertex: f64,
-    /// The pool's spare graph arrays (a replaced state's CSR and reverse graph).
-    pub graph_buffers_bytes_per_vertex: f64,
+    /// The resident graph: its rows with their room to grow, and its in-rows.
+    pub graph_bytes_per_vertex: f64,
     pub result_bytes_per_vertex: f64,
     pub peak_rss_bytes: u64,
 }
@@ -114,15 +113,12 @@ struct Base {
 }
 
 impl Base {
-    /// The base state as a service holds it between batches: the graph as an apply wrote it
-    /// (its arrays, which go to the pool when an update replaces them, with the apply's 1/32
-    /// of room to grow: a clone's exact-sized arrays made every run's apply reallocate, 38 ms
-    /// against 12 in a stream on the 1000^2 grid), with its reverse graph (which the last
-    /// repair made, and which the next update's repairs turn into the new state's by applying
-    /// the batch to it), and the MOSP result.
+    /// The base state as a service holds it between batches: the resident graph with its
+    /// in-rows (which the first repair makes and every later batch keeps in step), and the MOSP
+    /// result.
     fn fresh(&self, res: &Resources, source: usize) -> dyng::Result<(Graph, MospResult)> {
-        let g = Graph::new(apply_batch(&self.csr, &Batch::new(self.csr.k()).view())?.csr);
-        let _ = g.in_edges();
+        let g = Graph::new(self.csr.clone());
+        let _ = g.in_rows();
         let trees = self
             .trees
             .iter()
@@ -206,7 +202,7 @@ fn measure_case(res: &Resources, base: &Base, batch: &Batch, source: usize, runs
         let baseline = |s: &mut Samples| -> dyng::Result<()> {
             let (copy, _held) = prelude()?;
             let t = Instant::now();
-            let _ = std::hint::black_box(dijkstra(copy.csr(), 0, source));
+            let _ = std::hint::black_box(dijkstra(&copy, 0, source));
             s.dijkstra.push(ms(t));
             Ok(())
         };
@@ -263,7 +259,6 @@ pub fn run_plan(plan: &Plan, threads: &[usize], runs: usize, stream_batches: usi
                 let res = Resources::parallel(t)?;
                 let (s, m, g) = measure_case(&res, &base, &batch, spec.source, runs)?;
                 let stats = m.objective_stats();
-                let spare = res.workspaces().idle_bytes_of::<GraphBuffers>();
                 out.push(CaseResult {
                     graph: spec.name.to_string(),
                     n: g.n(),
@@ -288,8 +283,8 @@ pub fn run_plan(plan: &Plan, threads: &[usize], runs: usize, stream_batches: usi
                     invalidated: stats[0].invalidated,
                     fallback_used: stats[0].fallback_used,
                     workspace_bytes_per_vertex: Workspace::BYTES_PER_VERTEX as f64,
-                    combine_bytes_per_vertex: (res.workspace_bytes() - spare) as f64 / g.n() as f64 - Workspace::BYTES_PER_VERTEX as f64,
-                    graph_buffers_bytes_per_vertex: spare as f64 / g.n() as f64,
+                    combine_bytes_per_vertex: res.workspace_bytes() as f64 / g.n() as f64 - Workspace::BYTES_PER_VERTEX as f64,
+                    graph_bytes_per_vertex: g.bytes() as f64 / g.n() as f64,
                     result_bytes_per_vertex: m.bytes() as f64 / g.n() as f64,
                     peak_rss_bytes: peak_rss_bytes(),
                 });

@@ -72,7 +72,7 @@ struct CaseJson<'a> {
     fallback_used: bool,
     workspace_bytes_per_vertex: f64,
     combine_bytes_per_vertex: f64,
-    graph_buffers_bytes_per_vertex: f64,
+    graph_bytes_per_vertex: f64,
     result_bytes_per_vertex: f64,
     peak_rss_bytes: u64,
 }
@@ -108,7 +108,7 @@ impl<'a> CaseJson<'a> {
             fallback_used: c.fallback_used,
             workspace_bytes_per_vertex: c.workspace_bytes_per_vertex,
             combine_bytes_per_vertex: c.combine_bytes_per_vertex,
-            graph_buffers_bytes_per_vertex: c.graph_buffers_bytes_per_vertex,
+            graph_bytes_per_vertex: c.graph_bytes_per_vertex,
             result_bytes_per_vertex: c.result_bytes_per_vertex,
             peak_rss_bytes: c.peak_rss_bytes,
         }
@@ -263,10 +263,10 @@ pub fn markdown(suite: &str, cases: &[CaseResult], streams: &[StreamResult], hos
     if let Some(c) = cases.first() {
         let _ = write!(
             s,
-            "\nMemory: workspace {:.0} B/vertex (shared by the K objectives), combine scratch {:.1} B/vertex, spare graph arrays {:.1} B/vertex (the replaced state's, reused by the next apply), MOSP result {:.1} B/vertex; peak RSS {:.1} MiB.\n",
+            "\nMemory: workspace {:.0} B/vertex (shared by the K objectives), combine scratch {:.1} B/vertex, resident graph {:.1} B/vertex (rows with room to grow, in-rows), MOSP result {:.1} B/vertex; peak RSS {:.1} MiB.\n",
             c.workspace_bytes_per_vertex,
             c.combine_bytes_per_vertex,
-            c.graph_buffers_bytes_per_vertex,
+            c.graph_bytes_per_vertex,
             c.result_bytes_per_vertex,
             cases.iter().map(|c| c.peak_rss_bytes).max().unwrap_or(0) as f64 / (1 << 20) as f64
         );

@@ -62,7 +62,7 @@ pub fn measure(spec: &GraphSpec, csr: &Csr, threads: usize, batches: usize, size
             local_hops: spec.local_hops,
             ..Default::default()
         };
-        let (batch, _) = generate_changes(g.csr(), &gen)?;
+        let (batch, _) = generate_changes(&g.to_csr(), &gen)?;
         let recompute_on = |copy: &mut Graph, recompute: &mut Vec<f64>| -> dyng::Result<()> {
             let t = Instant::now();
             dyng::update(&res, copy, &batch.view(), &mut [])?;

@@ -1,0 +1,566 @@
+//! Rows of edges with K weight columns: the borrowed view every reader takes ([`Rows`]), and the
+//! store a resident graph changes in place ([`SlackRows`]).
+//!
+//! Row `u` is `bounds[s * u]..bounds[s * u + 1]` of the heads and of each weight column, for the
+//! stride `s`: 1 for a compact CSR (`row_ptr`), 2 for a store whose rows have room to grow
+//! ((start, end) pairs, so a row's two bounds share a cache line as in a CSR).
+//!
+//! In a [`SlackRows`] each row owns a region of slots: its edges in order, then its slack, slots
+//! holding `!u` (the row's own id, inverted), so that a row has room for one more edge exactly when
+//! the slot after its end holds its mark. A deletion shifts the rest of the row down by one (the
+//! order of a row is part of the batch semantics: "the first copy of (u, v)"); an insertion takes
+//! the first slack slot, or moves the row to the end of the arrays with twice the room, leaving its
+//! old region unused. Unused slots are reclaimed by a compaction once they pass a share of the
+//! edges, or when the end of the arrays has no room left for a move.
+
+use crate::error::{Error, Result};
+
+/// The largest slot index (bounds are i32).
+const MAX_SLOTS: usize = i32::MAX as usize;
+
+/// Slots never handed to a row (past `used`): no row's mark.
+const FREE: i32 = i32::MIN;
+
+/// Extra slots a compaction leaves at the end, as a share of the edges (1/16), for rows that move.
+const TAIL_SHARE: usize = 16;
+
+/// A compaction runs before a batch once the unused slots (regions rows moved away from, and
+/// slack) pass `edges / COMPACT_SHARE`, so that they stay a small share of the graph.
+const COMPACT_SHARE: usize = 8;
+
+/// Borrowed rows: the view of a CSR or of a resident graph's out- or in-edges.
+#[derive(Clone, Copy, Debug)]
+pub struct Rows<'a> {
+    n: usize,
+    k: usize,
+    bounds: &'a [i32],
+    stride: usize,
+    heads: &'a [i32],
+    /// K columns of `slots` entries each.
+    weights: &'a [i32],
+    slots: usize,
+    edges: usize,
+}
+
+impl<'a> Rows<'a> {
+    /// A compact CSR's rows (`row_ptr` of n + 1 entries, objective-major weights).
+    pub(crate) fn compact(n: usize, k: usize, row_ptr: &'a [i32], heads: &'a [i32], weights: &'a [i32]) -> Self {
+        debug_assert_eq!(row_ptr.len(), n + 1);
+        debug_assert_eq!(weights.len(), heads.len() * k);
+        Rows { n, k, bounds: row_ptr, stride: 1, heads, weights, slots: heads.len(), edges: heads.len() }
+    }
+
+    /// Number of vertices.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Number of weight columns.
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// Number of edges in the rows.
+    pub fn edges(&self) -> usize {
+        self.edges
+    }
+
+    /// The slot range of row `u`.
+    #[inline(always)]
+    pub fn row(&self, u: usize) -> std::ops::Range<usize> {
+        let i = u * self.stride;
+        let b = &self.bounds[i..i + 2];
+        b[0] as usize..b[1] as usize
+    }
+
+    /// The heads (tails, for in-edges) by slot.
+    #[inline(always)]
+    pub fn heads(&self) -> &'a [i32] {
+        self.heads
+    }
+
+    /// The weights of objective `j` by slot.
+    #[inline(always)]
+    pub fn column(&self, j: usize) -> &'a [i32] {
+        &self.weights[j * self.slots..(j + 1) * self.slots]
+    }
+
+    /// The first slot of row `u` whose head is `v`, in row order.
+    #[inline]
+    pub fn first_edge(&self, u: usize, v: i32) -> Option<usize> {
+        let r = self.row(u);
+        let s = r.start;
+        self.heads[r].iter().position(|&x| x == v).map(|i| s + i)
+    }
+
+    /// The bounds array and its stride (for the engines' views).
+    pub(crate) fn bounds(&self) -> (&'a [i32], usize) {
+        (self.bounds, self.stride)
+    }
+
+    /// Row by row, the compact CSR of these rows: `row_ptr`, heads, objective-major weights.
+    pub(crate) fn to_compact(self) -> (Vec<i32>, Vec<i32>, Vec<i32>) {
+        let (n, k, m) = (self.n, self.k, self.edges);
+        let mut row_ptr = Vec::with_capacity(n + 1);
+        let mut heads = Vec::with_capacity(m);
+        row_ptr.push(0);
+        for u in 0..n {
+            heads.extend_from_slice(&self.heads[self.row(u)]);
+            row_ptr.push(heads.len() as i32);
+        }
+        let mut weights = Vec::with_capacity(m * k);
+        for j in 0..k {
+            let c = self.column(j);
+            for u in 0..n {
+                weights.extend_from_slice(&c[self.row(u)]);
+            }
+        }
+        (row_ptr, heads, weights)
+    }
+}
+
+impl<'a> From<&'a super::Csr> for Rows<'a> {
+    fn from(g: &'a super::Csr) -> Self {
+        g.rows()
+    }
+}
+
+impl<'a> From<&'a super::Graph> for Rows<'a> {
+    fn from(g: &'a super::Graph) -> Self {
+        g.rows()
+    }
+}
+
+/// One change of a [`SlackRows`], kept until the batch is committed so that it can be undone.
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    /// An edge was removed from `row` at `slot`; its head and weights are in `saved` at `at`.
+    Removed { row: u32, slot: u32, at: u32 },
+    /// The weights of `slot` were replaced; the old ones are in `saved` at `at`.
+    Reweighted { slot: u32, at: u32 },
+    /// An edge was appended to `row` in its own region.
+    Appended { row: u32 },
+    /// `row` moved to the end of the arrays from its old bounds.
+    Moved { row: u32, start: i32, end: i32, used: u32 },
+}
+
+/// Rows with room to grow (see the module doc), changed in place and undoable until committed.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct SlackRows {
+    n: usize,
+    k: usize,
+    /// (start, end) of each row.
+    bounds: Vec<i32>,
+    /// Heads by slot; a row's slack holds `!row`; slots past `used` hold `FREE`.
+    heads: Vec<i32>,
+    /// K columns of `slots` entries.
+    weights: Vec<i32>,
+    slots: usize,
+    /// Slots handed to rows so far: `used..slots` is room for rows that move.
+    used: usize,
+    edges: usize,
+    /// Changes since the last commit, and the heads and weights they replaced.
+    log: Vec<Step>,
+    saved: Vec<i32>,
+    /// Compactions so far (each rewrites every row).
+    compactions: u64,
+    /// Built since the last commit (by [`SlackRows::reversed`]): an undo drops it instead.
+    fresh: bool,
+}
+
+impl SlackRows {
+    /// The rows of a compact CSR (`row_ptr`, heads, objective-major weights), with room at the end
+    /// for rows that will move.
+    pub(crate) fn from_compact(n: usize, k: usize, row_ptr: &[i32], heads: Vec<i32>, weights: &[i32]) -> Self {
+        let mut s = SlackRows { n, k, ..Default::default() };
+        s.bounds = Vec::with_capacity(2 * n);
+        for u in 0..n {
+            s.bounds.extend_from_slice(&row_ptr[u..u + 2]);
+        }
+        let m = heads.len();
+        s.edges = m;
+        s.used = m;
+        s.slots = Self::slots_for(m, 0);
+        s.heads = heads;
+        s.heads.resize(s.slots, FREE);
+        s.weights = vec![0; s.slots * k];
+        for j in 0..k {
+            s.weights[j * s.slots..j * s.slots + m].copy_from_slice(&weights[j * m..(j + 1) * m]);
+        }
+        s
+    }
+
+    /// The reverse rows of `rows`: row v lists the tails u of the edges u -> v with their weights,
+    /// by ascending tail and, for the copies of one edge, in their order in row u.
+    pub(crate) fn reversed(rows: &Rows<'_>) -> Self {
+        let (n, k, m) = (rows.n(), rows.k(), rows.edges());
+        let mut row_ptr = vec![0i32; n + 1];
+        for u in 0..n {
+            for &v in &rows.heads()[rows.row(u)] {
+                row_ptr[v as usize + 1] += 1;
+            }
+        }
+        for v in 0..n {
+            row_ptr[v + 1] += row_ptr[v];
+        }
+        // Each edge's slot in the reverse rows, placed by a cursor per row (`cursor[v]`); each
+        // weight column is then placed in a pass of its own (K + 1 scattered write streams at
+        // once measured slower).
+        let mut cursor = row_ptr[..n].to_vec();
+        let mut tails = vec![0i32; m];
+        let mut slot_of = Vec::with_capacity(m);
+        for u in 0..n {
+            for &v in &rows.heads()[rows.row(u)] {
+                let s = &mut cursor[v as usize];
+                tails[*s as usize] = u as i32;
+                slot_of.push(*s as u32);
+                *s += 1;
+            }
+        }
+        let mut weights = vec![0i32; m * k];
+        for j in 0..k {
+            let (col, out) = (rows.column(j), &mut weights[j * m..(j + 1) * m]);
+            let mut e = 0;
+            for u in 0..n {
+                for &w in &col[rows.row(u)] {
+                    out[slot_of[e] as usize] = w;
+                    e += 1;
+                }
+            }
+        }
+        SlackRows { fresh: true, ..Self::from_compact(n, k, &row_ptr, tails, &weights) }
+    }
+
+    /// Built since the last commit.
+    pub(crate) fn is_fresh(&self) -> bool {
+        self.fresh
+    }
+
+    /// Slots for `edges` edges and `room` more slots asked for, with the tail share on top.
+    fn slots_for(edges: usize, room: usize) -> usize {
+        (edges + room + edges / TAIL_SHARE + 16).min(MAX_SLOTS.max(edges + room))
+    }
+
+    pub(crate) fn rows(&self) -> Rows<'_> {
+        Rows {
+            n: self.n,
+            k: self.k,
+            bounds: &self.bounds,
+            stride: 2,
+            heads: &self.heads,
+            weights: &self.weights,
+            slots: self.slots,
+            edges: self.edges,
+        }
+    }
+
+    pub(crate) fn edges(&self) -> usize {
+        self.edges
+    }
+
+    /// Compactions so far.
+    pub(crate) fn compactions(&self) -> u64 {
+        self.compactions
+    }
+
+    /// Bytes allocated.
+    pub(crate) fn bytes(&self) -> usize {
+        4 * (self.bounds.capacity() + self.heads.capacity() + self.weights.capacity())
+            + 8 * self.log.capacity()
+            + 4 * self.saved.capacity()
+    }
+
+    #[inline]
+    fn row(&self, u: usize) -> std::ops::Range<usize> {
+        self.bounds[2 * u] as usize..self.bounds[2 * u + 1] as usize
+    }
+
+    /// The first slot of row `u` holding head `v`.
+    #[inline]
+    pub(crate) fn find(&self, u: usize, v: i32) -> Option<usize> {
+        let r = self.row(u);
+        let s = r.start;
+        self.heads[r].iter().position(|&x| x == v).map(|i| s + i)
+    }
+
+    /// The weight of objective `j` at `slot`.
+    #[inline]
+    pub(crate) fn weight(&self, j: usize, slot: usize) -> i32 {
+        self.weights[j * self.slots + slot]
+    }
+
+    /// Whether `extra` more slots (the worst case of the moves a batch may make, see
+    /// [`SlackRows::room_for`]) fit at the end without a compaction, and the unused share is
+    /// still small.
+    fn fits(&self, extra: usize) -> bool {
+        let unused = self.used - self.edges;
+        self.used + extra <= self.slots && unused <= self.edges / COMPACT_SHARE + 64
+    }
+
+    /// The slots the moves of `appends` insertions into row `u` can take at most: the row moves at
+    /// most once per doubling, each move taking twice the row's length.
+    pub(crate) fn room_for(&self, u: usize, appends: usize) -> usize {
+        if appends == 0 {
+            return 0;
+        }
+        let len = self.row(u).len();
+        // Moves at lengths len, 2 len, 4 len ... up to len + appends; their rooms sum to less
+        // than 4 (len + appends).
+        4 * (len + appends).max(1)
+    }
+
+    /// Makes `extra` slots of room at the end (compacting, with a larger allocation if need be),
+    /// or refuses when the rows cannot be addressed with 32-bit offsets. Nothing is logged: a
+    /// compaction changes no row's content.
+    pub(crate) fn reserve_room(&mut self, extra: usize) -> Result<bool> {
+        debug_assert!(self.log.is_empty());
+        if self.fits(extra) {
+            return Ok(false);
+        }
+        if self.edges + extra > MAX_SLOTS {
+            return Err(Error::Capacity(format!(
+                "dyng: the updated graph would need more than 2^31-1 edge slots ({} edges)",
+                self.edges
+            )));
+        }
+        self.compact(extra);
+        Ok(true)
+    }
+
+    /// Row `u`'s slack: the slots after its end that hold its mark.
+    fn slack(&self, u: usize) -> usize {
+        let (end, mark) = (self.bounds[2 * u + 1] as usize, !(u as i32));
+        self.heads[end..].iter().take_while(|&&h| h == mark).count()
+    }
+
+    /// Rewrites every row contiguously, in id order, into arrays with `extra` slots of room at
+    /// the end plus the tail share. Rows keep their slack (a row that grew is likely to grow
+    /// again: traffic is local) unless the slack alone passes the compaction share, and the
+    /// regions rows moved away from are reclaimed.
+    fn compact(&mut self, extra: usize) {
+        let (n, k, m) = (self.n, self.k, self.edges);
+        let slack: usize = (0..n).map(|u| self.slack(u)).sum();
+        let keep = slack <= m / (2 * COMPACT_SHARE);
+        let used = m + if keep { slack } else { 0 };
+        let slots = Self::slots_for(used, extra);
+        let mut heads = Vec::with_capacity(slots);
+        let mut bounds = Vec::with_capacity(2 * n);
+        let mut rooms = Vec::with_capacity(if keep { n } else { 0 });
+        for u in 0..n {
+            let r = self.row(u);
+            bounds.push(heads.len() as i32);
+            heads.extend_from_slice(&self.heads[r]);
+            bounds.push(heads.len() as i32);
+            if keep {
+                let room = self.slack(u);
+                heads.extend(std::iter::repeat(!(u as i32)).take(room));
+                rooms.push(room as u32);
+            }
+        }
+        debug_assert_eq!(heads.len(), used);
+        heads.resize(slots, FREE);
+        let mut weights = vec![0i32; slots * k];
+        for j in 0..k {
+            let (from, to) = (&self.weights[j * self.slots..], &mut weights[j * slots..]);
+            let mut at = 0;
+            for u in 0..n {
+                let r = self.row(u);
+                to[at..at + r.len()].copy_from_slice(&from[r.clone()]);
+                at += r.len() + rooms.get(u).map_or(0, |&x| x as usize);
+            }
+        }
+        self.bounds = bounds;
+        self.heads = heads;
+        self.weights = weights;
+        self.slots = slots;
+        self.used = used;
+        self.compactions += 1;
+    }
+
+    /// Saves the head and weights of `slot` for the undo.
+    fn save(&mut self, slot: usize) -> u32 {
+        let at = self.saved.len() as u32;
+        self.saved.push(self.heads[slot]);
+        for j in 0..self.k {
+            self.saved.push(self.weights[j * self.slots + slot]);
+        }
+        at
+    }
+
+    /// Removes the edge at `slot` of row `u`, keeping the order of the rest of the row.
+    pub(crate) fn remove(&mut self, u: usize, slot: usize) {
+        let at = self.save(slot);
+        self.log.push(Step::Removed { row: u as u32, slot: slot as u32, at });
+        let end = self.bounds[2 * u + 1] as usize;
+        self.heads.copy_within(slot + 1..end, slot);
+        self.heads[end - 1] = !(u as i32);
+        for j in 0..self.k {
+            let c = j * self.slots;
+            self.weights.copy_within(c + slot + 1..c + end, c + slot);
+        }
+        self.bounds[2 * u + 1] -= 1;
+        self.edges -= 1;
+    }
+
+    /// Replaces the weights at `slot`.
+    pub(crate) fn reweight(&mut self, slot: usize, weights: impl Fn(usize) -> i32) {
+        let at = self.save(slot);
+        self.log.push(Step::Reweighted { slot: slot as u32, at });
+        for j in 0..self.k {
+            self.weights[j * self.slots + slot] = weights(j);
+        }
+    }
+
+    /// Appends the edge `u -> v` to row `u`, moving the row to the end of the arrays when it has
+    /// no slack left. The room for the move must have been reserved ([`SlackRows::reserve_room`]).
+    pub(crate) fn append(&mut self, u: usize, v: i32, weights: impl Fn(usize) -> i32) {
+        let (start, end) = (self.bounds[2 * u] as usize, self.bounds[2 * u + 1] as usize);
+        let mark = !(u as i32);
+        if self.heads.get(end) == Some(&mark) {
+            self.log.push(Step::Appended { row: u as u32 });
+        } else {
+            let len = end - start;
+            let room = (2 * (len + 1)).max(2);
+            let to = self.used;
+            assert!(to + room <= self.slots, "room for a row's move was reserved before the batch");
+            self.log.push(Step::Moved { row: u as u32, start: start as i32, end: end as i32, used: to as u32 });
+            self.heads.copy_within(start..end, to);
+            self.heads[to + len..to + room].fill(mark);
+            for j in 0..self.k {
+                let c = j * self.slots;
+                self.weights.copy_within(c + start..c + end, c + to);
+            }
+            self.bounds[2 * u] = to as i32;
+            self.bounds[2 * u + 1] = (to + len) as i32;
+            self.used = to + room;
+        }
+        let e = self.bounds[2 * u + 1] as usize;
+        self.heads[e] = v;
+        for j in 0..self.k {
+            self.weights[j * self.slots + e] = weights(j);
+        }
+        self.bounds[2 * u + 1] += 1;
+        self.edges += 1;
+    }
+
+    /// Keeps every change since the last commit.
+    pub(crate) fn commit(&mut self) {
+        self.fresh = false;
+        self.log.clear();
+        self.saved.clear();
+    }
+
+    /// Reverts every change since the last commit, newest first: the rows, their bounds and the
+    /// arrays' use are exactly as they were.
+    pub(crate) fn undo(&mut self) {
+        while let Some(step) = self.log.pop() {
+            match step {
+                Step::Removed { row, slot, at } => {
+                    let (u, slot, at) = (row as usize, slot as usize, at as usize);
+                    let end = self.bounds[2 * u + 1] as usize;
+                    self.heads.copy_within(slot..end, slot + 1);
+                    self.heads[slot] = self.saved[at];
+                    for j in 0..self.k {
+                        let c = j * self.slots;
+                        self.weights.copy_within(c + slot..c + end, c + slot + 1);
+                        self.weights[c + slot] = self.saved[at + 1 + j];
+                    }
+                    self.bounds[2 * u + 1] += 1;
+                    self.edges += 1;
+                }
+                Step::Reweighted { slot, at } => {
+                    for j in 0..self.k {
+                        self.weights[j * self.slots + slot as usize] = self.saved[at as usize + 1 + j];
+                    }
+                }
+                Step::Appended { row } => {
+                    let u = row as usize;
+                    self.bounds[2 * u + 1] -= 1;
+                    self.heads[self.bounds[2 * u + 1] as usize] = !(row as i32);
+                    self.edges -= 1;
+                }
+                Step::Moved { row, start, end, used } => {
+                    let u = row as usize;
+                    // The append that followed the move was undone already.
+                    self.heads[used as usize..self.used].fill(FREE);
+                    self.bounds[2 * u] = start;
+                    self.bounds[2 * u + 1] = end;
+                    self.used = used as usize;
+                    self.edges -= 1;
+                }
+            }
+        }
+        self.saved.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows_of(s: &SlackRows) -> Vec<Vec<(i32, Vec<i32>)>> {
+        let r = s.rows();
+        (0..r.n())
+            .map(|u| r.row(u).map(|e| (r.heads()[e], (0..r.k()).map(|j| r.column(j)[e]).collect())).collect())
+            .collect()
+    }
+
+    fn sample() -> SlackRows {
+        // Rows 0: [1, 2], 1: [], 2: [0, 0, 1]; K = 2.
+        SlackRows::from_compact(3, 2, &[0, 2, 2, 5], vec![1, 2, 0, 0, 1], &[1, 2, 3, 4, 5, 10, 20, 30, 40, 50])
+    }
+
+    #[test]
+    fn removals_keep_the_order_and_appends_move_full_rows() {
+        let mut s = sample();
+        let before = rows_of(&s);
+        s.remove(2, 3); // the second copy of 2 -> 0
+        assert_eq!(rows_of(&s)[2], vec![(0, vec![3, 30]), (1, vec![5, 50])]);
+        s.append(2, 2, |j| [7, 70][j]); // into the slack the removal left
+        s.append(0, 0, |j| [8, 80][j]); // row 0 is full: it moves
+        s.append(1, 1, |j| [9, 90][j]); // an empty row moves too
+        s.append(1, 2, |j| [6, 60][j]);
+        s.reweight(s.find(0, 2).unwrap(), |j| [11, 110][j]);
+        assert_eq!(
+            rows_of(&s),
+            vec![
+                vec![(1, vec![1, 10]), (2, vec![11, 110]), (0, vec![8, 80])],
+                vec![(1, vec![9, 90]), (2, vec![6, 60])],
+                vec![(0, vec![3, 30]), (1, vec![5, 50]), (2, vec![7, 70])],
+            ]
+        );
+        assert_eq!(s.edges(), 8);
+        let (row_ptr, heads, _) = s.rows().to_compact();
+        assert_eq!((row_ptr, heads), (vec![0, 3, 5, 8], vec![1, 2, 0, 1, 2, 0, 1, 2]));
+        s.undo();
+        assert_eq!(rows_of(&s), before);
+        let fresh = sample();
+        assert_eq!((s.bounds.clone(), s.heads.clone(), s.used, s.edges), (fresh.bounds, fresh.heads, fresh.used, fresh.edges));
+    }
+
+    #[test]
+    fn a_compaction_keeps_every_row_and_frees_the_moved_rows_regions() {
+        let mut s = sample();
+        for i in 0..40 {
+            let need = s.room_for(0, 1);
+            s.reserve_room(need).unwrap();
+            s.append(0, i % 3, |j| (i + 1 + j as i32) * 2);
+            s.commit();
+        }
+        let want = rows_of(&s);
+        s.compact(0);
+        assert_eq!(rows_of(&s), want);
+        assert_eq!(s.used, s.edges());
+        assert!(s.compactions() >= 1);
+    }
+
+    #[test]
+    fn reversed_rows_list_every_in_edge_by_tail() {
+        let s = sample();
+        let r = SlackRows::reversed(&s.rows());
+        assert_eq!(
+            rows_of(&r),
+            vec![vec![(2, vec![3, 30]), (2, vec![4, 40])], vec![(0, vec![1, 10]), (2, vec![5, 50])], vec![(0, vec![2, 20])]]
+        );
+    }
+}
