@@ -134,8 +134,7 @@ fn pool_steady_state_allocates_nothing() {
     let mut g = grid_graph(40, 3);
     let mut m = MospResult::compute(&res, &g, 0, &MospOptions::default()).unwrap();
     let mut s = SsspResult::compute(&res, &g, 17, 1, &SsspOptions::default()).unwrap();
-    // Two updates first: the second is the first to find the arrays of a replaced state's
-    // reverse graph in the pool (the state before the first update never built one).
+    // Two updates first: the first makes the graph's in-rows and every scratch list.
     for i in 0..2 {
         let b = some_batch(&g, 100 + i);
         dyng::update(&res, &mut g, &b.view(), &mut [(&mut m).into(), (&mut s).into()]).unwrap();
@@ -143,8 +142,6 @@ fn pool_steady_state_allocates_nothing() {
     let counters = res.workspaces().counters();
     let bytes = res.workspace_bytes();
     assert!(bytes > 0);
-    // An even number: two sets of graph arrays take turns in the pool (one of them the first
-    // state's, sized by its builder), so the pool's bytes repeat every two updates.
     for i in 1..21 {
         let b = some_batch(&g, i);
         dyng::update(&res, &mut g, &b.view(), &mut [(&mut m).into(), (&mut s).into()]).unwrap();
@@ -155,7 +152,7 @@ fn pool_steady_state_allocates_nothing() {
     assert!(after.reused > counters.reused);
     assert_eq!(res.workspace_bytes(), bytes);
     // One SSSP workspace serves every objective and result of a call, plus the combine scratch
-    // and the arrays of the graph state the last update replaced (the next apply writes into them).
+    // and the per-objective change lists.
     assert_eq!(res.workspaces().idle_count(), 3);
 }
 

@@ -525,6 +525,7 @@ impl CudaEngine {
             packed_parents: packing.bits > 0,
             fallback_used: false,
             elapsed_ns: 0, // set by the caller, which times the whole run
+            ..Default::default()
         };
         lease.end(&stream)?;
         lease.give_back();

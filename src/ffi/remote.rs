@@ -168,7 +168,7 @@ impl RemoteRes {
                 pushes: o.pushes as i64,
                 packed_parents: o.packed,
                 fallback_used: o.fallback_used,
-                elapsed_ns: 0,
+                ..Default::default()
             })
             .collect();
         let s = UpdateStats::sum(&each);

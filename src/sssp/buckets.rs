@@ -345,7 +345,7 @@ pub(super) fn bucket_search<E: Exec>(
                     continue;
                 }
                 let cand = p.pack(nd, u as i32);
-                let old = ws.packed[x].load(Relaxed);
+                let old = run.word(ws, x);
                 if cand >= old {
                     continue;
                 }

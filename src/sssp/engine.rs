@@ -106,6 +106,19 @@ pub(crate) fn is_finite(d: i64) -> bool {
     d < DISTANCE_INF / 2
 }
 
+/// The word of a vertex a trusted repair has not written yet: its old tree's, made from its
+/// distance and parent when read (`Run::word`). Between runs every word of a workspace is this,
+/// so a repair neither packs the old tree nor clears anything it did not touch. No packed word
+/// equals it: its distance field is all ones, above the largest distance a packing holds.
+pub(crate) const NOT_LOADED: u64 = u64::MAX - 1;
+
+/// The old tree whose words a trusted repair reads where it has not written them.
+#[derive(Clone, Copy)]
+pub(super) struct OldWords<'a> {
+    dist: &'a [i64],
+    parent: &'a [i32],
+}
+
 /// The parameters shared by the steps of one run.
 pub(super) struct Run<'a, E: Exec> {
     pub(super) exec: &'a E,
@@ -113,6 +126,28 @@ pub(super) struct Run<'a, E: Exec> {
     pub(super) source: usize,
     pub(super) delta: u64,
     pub(super) packing: Packing,
+    /// The old tree, in a trusted repair's search (its words are loaded lazily).
+    pub(super) old: Option<OldWords<'a>>,
+}
+
+impl<E: Exec> Run<'_, E> {
+    /// The word of `v`: the slot's, or the old tree's where the slot was not written in this run.
+    #[inline(always)]
+    pub(super) fn word(&self, ws: &Workspace, v: usize) -> u64 {
+        self.loaded(ws.packed[v].load(Relaxed), v)
+    }
+
+    /// `raw`, read from `v`'s slot (by a load or a read-modify-write), as a word.
+    #[inline(always)]
+    pub(super) fn loaded(&self, raw: u64, v: usize) -> u64 {
+        if raw != NOT_LOADED {
+            return raw;
+        }
+        match self.old {
+            Some(t) if is_finite(t.dist[v]) => self.packing.pack(t.dist[v] as u64, t.parent[v]),
+            _ => PACKED_INF,
+        }
+    }
 }
 
 impl<'a, E: Exec> Run<'a, E> {
@@ -134,7 +169,7 @@ impl<'a, E: Exec> Run<'a, E> {
             ..Default::default()
         };
         let delta = delta as u64;
-        Ok((Run { exec, out, source, delta, packing }, stats))
+        Ok((Run { exec, out, source, delta, packing, old: None }, stats))
     }
 }
 
@@ -360,31 +395,40 @@ pub(crate) fn update<'i, E: Exec>(
         if let Invalidation::Counted { listed_up_to, .. } = invalidation {
             finish_invalidation(&run, ws, parent, g0, listed_up_to);
         }
-        // The packing pass, which visits every vertex in order anyway, lists the invalidated
-        // vertices again, in ascending id order (a parallel pass: in id order within each
-        // chunk): the sequential reference's counters depend on that order, and the loops over
-        // the list that follow (the pull, the write-back) read the arrays in order instead of
-        // in the walk's order. Until session 11 parallel runs kept the walk's order; usroads
-        // local 50K at 2 threads, the two interleaved, 60 rounds each, in a slow phase of the
-        // host: pull 1.8-1.9 -> 1.2-1.3 ms, write-back 0.41-0.43 -> 0.26-0.27, packing
-        // 0.52-0.54 -> 0.55-0.59, update 0.89-0.90x; local 10K 0.91x; the grid's local 10K
-        // 0.94x (its packing 1.3 -> 1.9 ms, its pull 3.6 -> 2.7).
-        ws.candidates.clear();
-        pack_old_tree(&run, ws, dist, parent, g0)?;
+        // The invalidated vertices are listed again in ascending id order: the sequential
+        // reference's counters depend on that order, and the loops over the list that follow
+        // (the pull, the write-back) then read the arrays in order instead of in the walk's.
+        // A trusted tree with parents in its words is not packed: the search reads the words of
+        // the vertices it meets from the old tree (`Run::word`) and the invalidated ones lose
+        // theirs here; any other run packs every vertex, which lists them on the way.
+        let lazy = old_tree == OldTree::Trusted && run.packing.packed_parents();
+        if lazy {
+            unpack_invalidated(&run, ws, g0);
+        } else {
+            ws.candidates.clear();
+            pack_old_tree(&run, ws, dist, parent, g0)?;
+        }
+        stats.visits.pack += if lazy { ws.candidates.len() } else { n } as i64;
         for (i, &v) in changes.heads.iter().enumerate() {
             prefetch_at(&ws.stamp, changes.heads, i + AHEAD);
             if v as usize != source && exec.claim(&ws.stamp[v as usize], g0) {
                 ws.candidates.push(v);
             }
         }
-        let track = old_tree == OldTree::Trusted && run.packing.packed_parents();
+        // Every vertex whose word a trusted repair writes is listed for the write-back, which
+        // also gives its slot back to `NOT_LOADED`.
+        let track = lazy;
         if track {
             mark_touched(&run, ws);
         }
         let g1 = gens.next(ws);
-        pull(&run, inn(), ws, g1);
-        let budget = adaptive.map(|a| a.push_budget);
-        let search = near_far(&run, ws, &mut gens, &mut stats, budget, track, SearchKind::Repair, Some(solo));
+        let search = {
+            let run = Run { old: lazy.then_some(OldWords { dist: &*dist, parent: &*parent }), ..run };
+            stats.visits.pull += ws.candidates.len() as i64;
+            pull(&run, inn(), ws, g1);
+            let budget = adaptive.map(|a| a.push_budget);
+            near_far(&run, ws, &mut gens, &mut stats, budget, track, SearchKind::Repair, Some(solo))
+        };
         if search == Search::Abandoned {
             if track {
                 clear_touched(&run, ws);
@@ -393,8 +437,10 @@ pub(crate) fn update<'i, E: Exec>(
         }
         let (affected, new_largest) = if track {
             touched_listed.set(true);
+            stats.visits.write_back += ws.candidates.len() as i64;
             unpack_touched(&run, ws, dist, parent, old_largest.get())
         } else {
+            stats.visits.write_back += n as i64;
             let (affected, l) = unpack(&run, ws, &mut gens, dist, parent);
             (affected, Some(l))
         };
@@ -494,6 +540,32 @@ fn pack_old_tree<E: Exec>(
     }
 }
 
+/// The invalidated vertices (stamped `g0`, listed in `candidates` by the walk) lose their words
+/// and are listed again in ascending id order: sorted (through `frontier`, free until the pull),
+/// or, when they are many, by a pass over the stamps (as the packing pass of a full run lists
+/// them).
+fn unpack_invalidated<E: Exec>(run: &Run<'_, E>, ws: &Workspace, g0: i32) {
+    let (len, n) = (ws.candidates.len(), ws.stamp.len().min(run.out.n()));
+    run.exec.for_chunks(len, GRAIN_VERTICES, |r| {
+        for i in r {
+            ws.packed[ws.candidates.get(i) as usize].store(PACKED_INF, Relaxed);
+        }
+    });
+    if len * 16 <= n {
+        ws.candidates.sort(&ws.frontier, n);
+        return;
+    }
+    ws.candidates.clear();
+    run.exec.for_chunks(n, GRAIN_VERTICES, |r| {
+        let mut cand = Appender::new(&ws.candidates);
+        for v in r {
+            if ws.stamp[v].load(Relaxed) == g0 {
+                cand.push(v as i32);
+            }
+        }
+    });
+}
+
 /// The largest finite distance of `dist`.
 fn largest_distance<E: Exec>(exec: &E, dist: &[i64]) -> i64 {
     exec.max_over(dist.len(), |v| if is_finite(dist[v]) { dist[v] as u64 } else { 0 }) as i64
@@ -539,11 +611,11 @@ fn pull<E: Exec>(run: &Run<'_, E>, inn: InView<'_>, ws: &Workspace, g1: i32) {
         let mut frontier = Appender::new(&ws.frontier);
         for i in r {
             let v = ws.candidates.get(i) as usize;
-            let cur = ws.packed[v].load(Relaxed);
+            let cur = run.word(ws, v);
             let mut best = cur;
             let row = inn.row(v);
             for (&u, &w) in inn.col[row.clone()].iter().zip(&inn.w[row]) {
-                let wu = ws.packed[u as usize].load(Relaxed);
+                let wu = run.word(ws, u as usize);
                 if wu == PACKED_INF {
                     continue;
                 }
@@ -553,7 +625,7 @@ fn pull<E: Exec>(run: &Run<'_, E>, inn: InView<'_>, ws: &Workspace, g1: i32) {
                 }
             }
             if best < cur {
-                let old = run.exec.fetch_min(&ws.packed[v], best);
+                let old = run.loaded(run.exec.fetch_min(&ws.packed[v], best), v);
                 if p.dist(best) < p.dist(old) && run.exec.claim(&ws.stamp[v], g1) {
                     frontier.push(v as i32);
                 }
@@ -614,7 +686,9 @@ fn unpack_touched<E: Exec>(
             }
             let v = ws.candidates.get(i) as usize;
             ws.state[v].store(UNKNOWN, Relaxed);
-            let w = ws.packed[v].load(Relaxed);
+            // A candidate the search never lowered still holds `NOT_LOADED`: its old word.
+            let w = ws.packed[v].swap(NOT_LOADED, Relaxed);
+            let w = if w == NOT_LOADED { pack_old(p, dist_a[v].load(Relaxed), parent_a[v].load(Relaxed)) } else { w };
             let d = if w == PACKED_INF { DISTANCE_INF } else { p.dist(w) as i64 };
             local_lost |= dist_a[v].load(Relaxed) == held && (w == PACKED_INF || d < held);
             if w != PACKED_INF {
@@ -633,6 +707,16 @@ fn unpack_touched<E: Exec>(
         _ => None,
     };
     (changed.into_inner(), largest)
+}
+
+/// The word of a tree's vertex (the packing must hold parents).
+#[inline]
+fn pack_old(p: Packing, d: i64, parent: i32) -> u64 {
+    if is_finite(d) {
+        p.pack(d as u64, parent)
+    } else {
+        PACKED_INF
+    }
 }
 
 /// Writes one packed word back as distance and parent; 1 if they changed, else 0.
@@ -670,7 +754,7 @@ fn unpack<E: Exec>(
         run.exec.for_chunks(n, GRAIN_VERTICES, |r| {
             let (mut local, mut top) = (0, 0);
             for v in r {
-                let w = ws.packed[v].load(Relaxed);
+                let w = ws.packed[v].swap(NOT_LOADED, Relaxed);
                 // Words order by distance first, so the largest finite word has the largest
                 // distance.
                 if w != PACKED_INF {
@@ -730,6 +814,7 @@ fn unpack<E: Exec>(
             if old != i32::MIN && old != parent_a[v].load(Relaxed) {
                 local += 1;
             }
+            ws.packed[v].store(NOT_LOADED, Relaxed);
         }
         changed.fetch_add(local, Relaxed);
     });

@@ -415,10 +415,10 @@ fn relax_range<E: Exec>(
                 continue;
             }
             let cand = p.pack(nd, u as i32);
-            if cand >= ws.packed[x].load(Relaxed) {
+            if cand >= run.word(ws, x) {
                 continue;
             }
-            let old = run.exec.fetch_min(&ws.packed[x], cand);
+            let old = run.loaded(run.exec.fetch_min(&ws.packed[x], cand), x);
             if nd < p.dist(old) {
                 if nd < threshold {
                     if run.exec.claim(&ws.stamp[x], g) {

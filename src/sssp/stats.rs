@@ -28,6 +28,41 @@ pub struct UpdateStats {
     pub fallback_used: bool,
     /// Wall-clock time of the engine run in nanoseconds (not deterministic).
     pub elapsed_ns: u64,
+    /// Vertices each step of the run visited besides the search's expansions (`pushes`), a pass
+    /// over every vertex counting n: what an update costs, measured without a clock.
+    pub visits: Visits,
+}
+
+/// Vertices visited by the steps of one run (see [`UpdateStats::visits`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Visits {
+    /// The adaptive policy's prediction: changes marked and tree steps sampled.
+    pub predict: i64,
+    /// The invalidation walk (both sides when it counts).
+    pub invalidate: i64,
+    /// Vertices whose words were set before the search: every vertex for a full packing or a
+    /// static solve, the invalidated ones for a trusted repair (the others are read from the
+    /// old tree when met).
+    pub pack: i64,
+    /// Candidates that pulled their best in-edge.
+    pub pull: i64,
+    /// Vertices written back (every vertex, or the ones the repair touched).
+    pub write_back: i64,
+}
+
+impl Visits {
+    /// Every step's visits.
+    pub fn total(&self) -> i64 {
+        self.predict + self.invalidate + self.pack + self.pull + self.write_back
+    }
+
+    fn add(&mut self, o: &Visits) {
+        self.predict += o.predict;
+        self.invalidate += o.invalidate;
+        self.pack += o.pack;
+        self.pull += o.pull;
+        self.write_back += o.write_back;
+    }
 }
 
 impl UpdateStats {
@@ -47,6 +82,7 @@ impl UpdateStats {
             sum.packed_parents &= s.packed_parents;
             sum.fallback_used |= s.fallback_used;
             sum.elapsed_ns += s.elapsed_ns;
+            sum.visits.add(&s.visits);
         }
         sum
     }

@@ -63,6 +63,51 @@ impl VertexList {
         &self.slots
     }
 
+    /// Sorts the list's entries (vertex ids below `n`) in ascending order: an insertion sort for a
+    /// few, else a radix sort by bytes through `scratch` (a list of the same capacity). One
+    /// thread owns both lists meanwhile.
+    pub(crate) fn sort(&self, scratch: &VertexList, n: usize) {
+        let len = self.len();
+        let (a, b) = (&self.slots[..len], &scratch.slots[..len]);
+        let (get, set) = (|s: &AtomicI32| s.load(Ordering::Relaxed), |s: &AtomicI32, v: i32| s.store(v, Ordering::Relaxed));
+        if len <= 32 {
+            for i in 1..len {
+                let v = get(&a[i]);
+                let mut j = i;
+                while j > 0 && get(&a[j - 1]) > v {
+                    set(&a[j], get(&a[j - 1]));
+                    j -= 1;
+                }
+                set(&a[j], v);
+            }
+            return;
+        }
+        let passes = (usize::BITS - n.saturating_sub(1).leading_zeros()).div_ceil(8).max(1);
+        let (mut from, mut to) = (a, b);
+        for pass in 0..passes {
+            let shift = 8 * pass;
+            let mut at = [0usize; 257];
+            for s in from {
+                at[(get(s) as u32 >> shift & 0xff) as usize + 1] += 1;
+            }
+            for d in 0..256 {
+                at[d + 1] += at[d];
+            }
+            for s in from {
+                let v = get(s);
+                let d = (v as u32 >> shift & 0xff) as usize;
+                set(&to[at[d]], v);
+                at[d] += 1;
+            }
+            std::mem::swap(&mut from, &mut to);
+        }
+        if passes % 2 == 1 {
+            for (x, y) in a.iter().zip(b) {
+                set(x, get(y));
+            }
+        }
+    }
+
     /// The current content (for tests and diagnostics).
     pub fn to_vec(&self) -> Vec<i32> {
         (0..self.len()).map(|i| self.get(i)).collect()
@@ -131,7 +176,7 @@ impl Workspace {
 
     fn with_capacity(c: usize) -> Self {
         Workspace {
-            packed: (0..c).map(|_| AtomicU64::new(u64::MAX)).collect(),
+            packed: (0..c).map(|_| AtomicU64::new(super::engine::NOT_LOADED)).collect(),
             stamp: (0..c).map(|_| AtomicI32::new(0)).collect(),
             in_far: (0..c).map(|_| AtomicU8::new(0)).collect(),
             state: (0..c).map(|_| AtomicU8::new(0)).collect(),
