@@ -184,6 +184,7 @@ fn repair<E: Exec>(
     ws: &mut Workspace,
     dist: &mut [i64],
     parent: &mut [i32],
+    largest: &mut Option<i64>,
 ) -> Result<UpdateStats> {
     let n = dist.len();
     let changes = engine::Changes {
@@ -198,10 +199,8 @@ fn repair<E: Exec>(
         }),
     };
     let policy = Fallback::Adaptive.policy(n, true, None, None);
-    // The combined tree keeps no largest distance between updates: the shortcut rule takes its
-    // pass when it needs one.
     let inn = || g.in_view();
-    let (stats, _) = engine::update(e, g.out_view(), inn, changes, source, delta, base, policy, engine::OldTree::Trusted, ws, dist, parent, &mut None)?;
+    let (stats, _) = engine::update(e, g.out_view(), inn, changes, source, delta, base, policy, engine::OldTree::Trusted, ws, dist, parent, largest)?;
     Ok(stats)
 }
 
@@ -219,7 +218,8 @@ pub(crate) enum Solved {
 /// `source` into `dist`/`parent`.
 ///
 /// `previous`: `dist`/`parent` hold the combined tree of the trees before their last update (the
-/// canonical tree of `g` as it was), which a parallel executor repairs.
+/// canonical tree of `g` as it was), which a parallel executor repairs. `largest`: that tree's
+/// largest finite distance where known, on return the new tree's (see `SsspResult::largest`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn combine_and_solve(
     res: &Resources,
@@ -232,11 +232,16 @@ pub(crate) fn combine_and_solve(
     ws: &mut Workspace,
     dist: &mut [i64],
     parent: &mut [i32],
+    largest: &mut Option<i64>,
     previous: bool,
 ) -> Result<(CombineStats, Solved)> {
     let started = std::time::Instant::now();
+    if !previous {
+        *largest = None;
+    }
     if let Some(cuda) = res.cuda() {
         g.invalidate();
+        *largest = None;
         let stats = cuda.combined(res.workspaces(), parents, source, prefs, dist, parent)?;
         let stats = CombineStats {
             elapsed_ns: started.elapsed().as_nanos() as u64,
@@ -272,10 +277,13 @@ pub(crate) fn combine_and_solve(
             let changed = std::mem::take(&mut cw.changed);
             cw.diff(g, source, in_place.then_some(&changed[..]), dist, parent);
             cw.changed = changed;
-            repair(e, g, cw, source, delta, base, ws, dist, parent)
+            repair(e, g, cw, source, delta, base, ws, dist, parent, largest)
                 .map(|stats| (stats, if ws.touched_listed { Solved::Touched } else { Solved::Afresh }))
         } else {
-            engine::compute(e, g.out_view(), source, delta, base, ws, dist, parent).map(|(stats, _)| (stats, Solved::Afresh))
+            engine::compute(e, g.out_view(), source, delta, base, ws, dist, parent).map(|(stats, l)| {
+                *largest = Some(l);
+                (stats, Solved::Afresh)
+            })
         }
         .map(|(stats, solved)| (stats, solved, in_place.then_some(cw.changed.len()), delta))
     })?;

@@ -118,6 +118,12 @@ impl CostsScratch {
         std::mem::size_of::<(i64, i32)>() * self.roots.capacity() + 8 * self.visited.capacity() + 4 * self.stack.capacity()
     }
 
+    /// Clears `v`'s bit.
+    #[inline(always)]
+    fn unvisit(&mut self, v: usize) {
+        self.visited[v / 64] &= !(1u64 << (v % 64));
+    }
+
     /// Marks `v` visited; false if it was already.
     #[inline(always)]
     fn visit(&mut self, v: usize) -> bool {
@@ -173,13 +179,16 @@ pub(crate) fn update_path_costs(
     let (n, kg) = (g.n(), g.k());
     debug_assert_eq!(costs.len(), n * kg);
     // Each list holds a vertex at most once (the bits mark the roots listed, then the vertices
-    // visited), so n entries bound them, reserved once.
+    // visited), so n entries bound them, reserved once; the bits are all clear between updates
+    // (the ones set are cleared from the lists), so nothing here is a pass over every vertex.
     s.roots.clear();
     reserve_total(&mut s.roots, n);
     s.stack.clear();
     reserve_total(&mut s.stack, n);
-    s.visited.clear();
-    s.visited.resize(n.div_ceil(64), 0);
+    if s.visited.len() != n.div_ceil(64) {
+        s.visited.clear();
+        s.visited.resize(n.div_ceil(64), 0);
+    }
     let edges = batch.ins_src.iter().chain(batch.del_src).zip(batch.ins_dst.iter().chain(batch.del_dst));
     let from_batch = edges.filter(|&(&u, &v)| tree[v as usize] == u).map(|(_, &v)| v as usize);
     for v in roots.chain(from_batch) {
@@ -188,9 +197,13 @@ pub(crate) fn update_path_costs(
         }
     }
     s.roots.sort_unstable();
-    s.visited.fill(0);
     let roots = std::mem::take(&mut s.roots);
+    for &(_, r) in &roots {
+        s.unvisit(r as usize);
+    }
     let costs = atomic_i64(costs);
+    // The subtrees are written top-down in `stack`, taken in order as a queue: at the end it
+    // lists every vertex written, whose bits are then cleared.
     let result = (|| {
         for &(_, r) in &roots {
             let r = r as usize;
@@ -203,21 +216,29 @@ pub(crate) fn update_path_costs(
                 for c in &costs[r * kg..r * kg + kg] {
                     c.store(DISTANCE_INF, Relaxed);
                 }
+                s.stack.push(r as i32);
                 continue;
             }
-            cost_from_parent(g, costs, p as usize, r)?;
+            let mut at = s.stack.len();
             s.stack.push(r as i32);
-            while let Some(x) = s.stack.pop() {
+            cost_from_parent(g, costs, p as usize, r)?;
+            while at < s.stack.len() {
+                let x = s.stack[at];
+                at += 1;
                 for &c in combined.out_row(x as usize) {
                     if tree[c as usize] == x && s.visit(c as usize) {
-                        cost_from_parent(g, costs, x as usize, c as usize)?;
                         s.stack.push(c);
+                        cost_from_parent(g, costs, x as usize, c as usize)?;
                     }
                 }
             }
         }
         Ok(())
     })();
+    for i in 0..s.stack.len() {
+        let v = s.stack[i] as usize;
+        s.unvisit(v);
+    }
     s.roots = roots;
     result
 }

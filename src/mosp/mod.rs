@@ -58,6 +58,8 @@ pub struct MospResult {
     /// the vertices the combine step looks at instead of every vertex.
     pub(crate) touched: Vec<i32>,
     pub(crate) touched_listed: bool,
+    /// The combined tree's largest finite distance, where known (as `SsspResult::largest`).
+    pub(crate) combined_largest: Option<i64>,
 }
 
 fn resolve_k(graph: &Graph, k: Option<usize>) -> Result<usize> {
@@ -164,6 +166,7 @@ impl MospResult {
             costs_current: false,
             touched: Vec::new(),
             touched_listed: false,
+            combined_largest: None,
         };
         let mut ws = lease_workspace(res, graph.n());
         r.recombine(res, graph, &mut ws, None)?;
@@ -209,6 +212,7 @@ impl MospResult {
             ws,
             dist,
             parent,
+            &mut self.combined_largest,
             previous,
         )
         .inspect_err(|_| self.combined.invalidate())?;

@@ -109,8 +109,12 @@ impl<'w> Ring<'w> {
         let (tail, bits) = ws.far2.slots().split_at(b);
         let (level0, rest) = bits.split_at(words);
         let level1 = &rest[..words1];
-        for w in level0.iter().chain(level1) {
-            w.store(0, Relaxed);
+        // A search that drained its ring leaves the bitmap clear (`Workspace::ring_clear`), so a
+        // stream of small repairs does not clear n / 32 words each.
+        if ws.ring_clear.swap(0, Relaxed) != b {
+            for w in level0.iter().chain(level1) {
+                w.store(0, Relaxed);
+            }
         }
         Ring {
             mask: b - 1,
@@ -362,6 +366,10 @@ pub(super) fn bucket_search<E: Exec>(
         }
         ring.release((tail - 1) / BLOCK);
     };
+    if end == Some(Search::Finished) {
+        // Every bucket was drained: the bitmap is clear again.
+        ws.ring_clear.store(b, Relaxed);
+    }
     drop(touched);
     stats.pushes += pushes;
     stats.iterations += iterations;

@@ -14,10 +14,10 @@
 //! vertex or candidate (packing, the pull, the write-back).
 
 use super::exec::Exec;
-use super::invalidate::{finish_invalidation, invalidate_bottom_up, invalidate_top_down, Invalidation};
+use super::invalidate::{count_below_heads, finish_invalidation, invalidate_bottom_up, invalidate_capped, invalidate_top_down, Invalidation};
 use super::near_far::{near_far, Search};
 use super::packing::{Packing, PACKED_INF};
-use super::predict::{predict_affected, Question};
+use super::predict::{predict_affected, shortcut_after_walk, Question};
 use super::prefetch::{prefetch, prefetch_at, AHEAD};
 use super::stats::UpdateStats;
 use super::team_choice::SearchKind;
@@ -83,6 +83,11 @@ pub(crate) struct Inserted<'a> {
     pub stride: usize,
     pub column: usize,
 }
+
+/// A batch of at most `QUICK_CHANGES + n / QUICK_SHARE` changed edges and insertions is
+/// invalidated exactly before any sample (see `update`).
+const QUICK_CHANGES: usize = 64;
+const QUICK_SHARE: usize = 1024;
 
 pub(super) const GRAIN_VERTICES: usize = 4096;
 pub(super) const GRAIN_LIST: usize = 64;
@@ -318,6 +323,11 @@ pub(crate) fn update<'i, E: Exec>(
         let mut may_recompute = adaptive.is_some();
         // The prediction listed the invalidation roots in `candidates` already.
         let mut roots_listed = false;
+        // A small batch is walked exactly at once (`quick`: its invalidation's generation and
+        // count), without the sample: its roots' subtrees are most often a few vertices, where
+        // the sample's walks up the tree cost thousands of steps (usroads: 0.1-0.4 ms). A walk
+        // that passes the cap falls back to the sample, having cost no more than it would.
+        let mut quick: Option<(i32, usize)> = None;
         if let (Some(a @ Adaptive { predict_share: Some(share), .. }), OldTree::Trusted) = (adaptive, old_tree) {
             let largest = || match old_largest.get() {
                 Some(l) => l,
@@ -327,29 +337,52 @@ pub(crate) fn update<'i, E: Exec>(
                     l
                 }
             };
-            let q = Question {
-                ws,
-                changes: &changes,
-                source,
-                dist,
-                parent,
-                enough: a.recompute_at,
-                share,
-                shortcut: a.shortcut,
-                largest: &largest,
-                largest_known: old_largest.get().is_some(),
-            };
-            let p = predict_affected(&q, &mut gens);
-            heads = p.improving_heads;
-            roots_listed = p.roots_listed;
-            predicted = p.recompute(share);
-            may_recompute = predicted || !p.informative;
-            if predicted && !a.exact_count {
-                // The walk that would count the invalidated vertices exactly costs up to half a
-                // recompute when both sides of the cut are large (usroads safe1k: 54K vertices
-                // invalidated, 75K valid); the sampled estimate stands in for it.
-                stats.invalidated = p.invalidated;
-                return Ok(recompute(&mut stats, &mut gens, dist, parent));
+            if changes.from.len() + changes.heads.len() <= QUICK_CHANGES + n / QUICK_SHARE {
+                // The repair searches the invalidated subtrees and those below improving heads:
+                // together they must stay below the cap.
+                let cap = a.recompute_at.min(n / 16);
+                let g0 = gens.next(ws);
+                quick = invalidate_capped(&run, ws, &changes, parent, g0, cap).map(|count| (g0, count));
+                stats.visits.invalidate += ws.candidates.len() as i64;
+                if let Some((g0, count)) = quick {
+                    let g = gens.next(ws);
+                    let below = count_below_heads(&run, ws, &changes, dist, parent, g0, g, cap - count);
+                    stats.visits.predict += (changes.heads.len() + ws.frontier.len()) as i64;
+                    quick = quick.filter(|_| below.is_some());
+                }
+            }
+            if let Some((g0, count)) = quick {
+                may_recompute = false;
+                if a.shortcut.is_some_and(|share| shortcut_after_walk(&changes, dist, ws, g0, share, &largest)) {
+                    stats.invalidated = count as i64;
+                    return Ok(recompute(&mut stats, &mut gens, dist, parent));
+                }
+            } else {
+                let q = Question {
+                    ws,
+                    changes: &changes,
+                    source,
+                    dist,
+                    parent,
+                    enough: a.recompute_at,
+                    share,
+                    shortcut: a.shortcut,
+                    largest: &largest,
+                    largest_known: old_largest.get().is_some(),
+                };
+                let p = predict_affected(&q, &mut gens);
+                stats.visits.predict += p.visited as i64;
+                heads = p.improving_heads;
+                roots_listed = p.roots_listed;
+                predicted = p.recompute(share);
+                may_recompute = predicted || !p.informative;
+                if predicted && !a.exact_count {
+                    // The walk that would count the invalidated vertices exactly costs up to half
+                    // a recompute when both sides of the cut are large (usroads safe1k: 54K
+                    // vertices invalidated, 75K valid); the sampled estimate stands in for it.
+                    stats.invalidated = p.invalidated;
+                    return Ok(recompute(&mut stats, &mut gens, dist, parent));
+                }
             }
         }
         // Where the sample has chosen to repair, the search's way is chosen before the walk,
@@ -367,21 +400,32 @@ pub(crate) fn update<'i, E: Exec>(
         // Invalidation next: its count decides between repairing and recomputing, and a
         // recompute needs neither the packed old tree nor the candidate list. Invalidated
         // vertices leave it stamped `g0`.
-        let g0 = gens.next(ws);
-        if !roots_listed {
-            ws.candidates.clear();
-        }
-        let mut invalidation = Invalidation::Listed(0);
-        if !changes.from.is_empty() {
-            invalidation = match old_tree {
-                OldTree::Trusted => {
-                    let gv = may_recompute.then(|| gens.next(ws));
-                    invalidate_top_down(&run, ws, (!roots_listed).then_some(&changes), dist, parent, g0, gv)
+        let (g0, invalidation) = match quick {
+            Some((g0, count)) => (g0, Invalidation::Listed(count)),
+            None => {
+                let g0 = gens.next(ws);
+                if !roots_listed {
+                    ws.candidates.clear();
                 }
-                OldTree::Unchecked => Invalidation::Listed(invalidate_bottom_up(&run, ws, &changes, parent, g0)?),
-            };
-            stats.invalidated = invalidation.count() as i64;
-        }
+                let mut invalidation = Invalidation::Listed(0);
+                if !changes.from.is_empty() {
+                    invalidation = match old_tree {
+                        OldTree::Trusted => {
+                            let gv = may_recompute.then(|| gens.next(ws));
+                            let walked = invalidate_top_down(&run, ws, (!roots_listed).then_some(&changes), dist, parent, g0, gv);
+                            stats.visits.invalidate += (ws.candidates.len() + if gv.is_some() { ws.frontier.len() } else { 0 }) as i64;
+                            walked
+                        }
+                        OldTree::Unchecked => {
+                            stats.visits.invalidate += n as i64;
+                            Invalidation::Listed(invalidate_bottom_up(&run, ws, &changes, parent, g0)?)
+                        }
+                    };
+                }
+                (g0, invalidation)
+            }
+        };
+        stats.invalidated = invalidation.count() as i64;
         let candidates = stats.invalidated as usize + heads;
         if predicted || adaptive.is_some_and(|a| candidates >= a.recompute_at) {
             return Ok(recompute(&mut stats, &mut gens, dist, parent));
@@ -393,7 +437,9 @@ pub(crate) fn update<'i, E: Exec>(
         let solo = early.unwrap_or_else(|| exec.solo(SearchKind::Repair, n, run.out.edges));
         exec.loops_inline(solo);
         if let Invalidation::Counted { listed_up_to, .. } = invalidation {
+            let before = ws.candidates.len();
             finish_invalidation(&run, ws, parent, g0, listed_up_to);
+            stats.visits.invalidate += (ws.candidates.len() - before) as i64;
         }
         // The invalidated vertices are listed again in ascending id order: the sequential
         // reference's counters depend on that order, and the loops over the list that follow

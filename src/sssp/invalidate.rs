@@ -99,6 +99,59 @@ pub(super) fn invalidate_top_down<E: Exec>(
     }
 }
 
+/// The invalidation of a small batch, walked top-down from its roots without the valid side:
+/// the invalidated vertices stamped `g0` and listed in `candidates`, and their number; `None` once
+/// they pass `cap` (the walk stops there and leaves its stamps, of a generation no later step
+/// uses).
+pub(super) fn invalidate_capped<E: Exec>(run: &Run<'_, E>, ws: &Workspace, changes: &Changes<'_>, parent: &[i32], g0: i32, cap: usize) -> Option<usize> {
+    ws.candidates.clear();
+    {
+        let mut listed = Appender::new(&ws.candidates);
+        for to in roots(changes, parent, &ws.stamp) {
+            if run.exec.claim(&ws.stamp[to], g0) {
+                listed.push(to as i32);
+            }
+        }
+    }
+    let mut at = 0;
+    while at < ws.candidates.len() {
+        if ws.candidates.len() > cap {
+            return None;
+        }
+        at = tree_level(run, ws, &ws.candidates, at, parent, g0, None);
+    }
+    (ws.candidates.len() <= cap).then(|| ws.candidates.len())
+}
+
+/// The vertices below the improving insertion heads of a small batch (heads whose distance the
+/// insertion lowers, below no invalidated vertex: their old subtrees all get shorter, so a repair
+/// searches them), walked top-down into `frontier` with stamp `g`, stopping at invalidated
+/// vertices (`g0`); their number, or `None` once they pass `cap`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn count_below_heads<E: Exec>(run: &Run<'_, E>, ws: &Workspace, changes: &Changes<'_>, dist: &[i64], parent: &[i32], g0: i32, g: i32, cap: usize) -> Option<usize> {
+    ws.frontier.clear();
+    if let Some(ins) = changes.inserted {
+        let mut listed = Appender::new(&ws.frontier);
+        for (i, (&u, &v)) in ins.from.iter().zip(changes.heads).enumerate() {
+            let (du, dv) = (dist[u as usize], dist[v as usize]);
+            let w = ins.weights[i * ins.stride + ins.column] as i64;
+            let improves = is_finite(du) && (!is_finite(dv) || du + w < dv);
+            let stamp = &ws.stamp[v as usize];
+            if improves && v as usize != run.source && stamp.load(Relaxed) != g0 && run.exec.claim(stamp, g) {
+                listed.push(v);
+            }
+        }
+    }
+    let mut at = 0;
+    while at < ws.frontier.len() {
+        if ws.frontier.len() > cap {
+            return None;
+        }
+        at = tree_level(run, ws, &ws.frontier, at, parent, g, Some(g0));
+    }
+    (ws.frontier.len() <= cap).then(|| ws.frontier.len())
+}
+
 /// How far `invalidate_top_down` got.
 #[derive(Clone, Copy)]
 pub(super) enum Invalidation {

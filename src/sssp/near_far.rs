@@ -86,6 +86,8 @@ fn search<E: Exec>(
     }
     let threshold = min_distance(run, ws, &ws.frontier).unwrap_or(0).saturating_add(run.delta);
     let g = gens.next(ws);
+    // The far piles overwrite the bucket queue's bitmap.
+    ws.ring_clear.store(0, Relaxed);
     ws.near_a.clear();
     ws.near_b.clear();
     ws.far.clear();

@@ -59,6 +59,8 @@ pub(super) struct Prediction {
     /// their first change: the list the invalidation walk starts from, made by the marking of
     /// all changes (a subset's marking lists nothing).
     pub roots_listed: bool,
+    /// Changes marked and tree vertices the sample's walks stamped, over every judgement.
+    pub visited: usize,
 }
 
 impl Prediction {
@@ -94,13 +96,16 @@ pub(super) fn predict_affected(q: &Question<'_>, gens: &mut Generations) -> Pred
     let n = q.dist.len();
     let changes = q.changes.from.len() + q.changes.heads.len();
     let subset = (n / SUBSET_OF).max(1);
+    let mut visited = 0;
     if changes > n / SUBSET_FROM && changes > subset {
         let p = judge(q, gens, changes.div_ceil(subset), PREDICT_SAMPLES / 2);
         if p.recompute(q.share) {
             return p;
         }
+        visited = p.visited;
     }
-    judge(q, gens, 1, PREDICT_SAMPLES)
+    let p = judge(q, gens, 1, PREDICT_SAMPLES);
+    Prediction { visited: visited + p.visited, ..p }
 }
 
 /// Marks every `stride`-th change and samples up to `samples` reachable vertices (a subset takes
@@ -128,6 +133,7 @@ fn judge(q: &Question<'_>, gens: &mut Generations, stride: usize, samples: usize
                 sampled: 0,
                 shortcut: true,
                 roots_listed: m.roots_listed,
+                visited: m.examined,
             };
         }
     }
@@ -148,6 +154,7 @@ fn judge(q: &Question<'_>, gens: &mut Generations, stride: usize, samples: usize
         sampled: s.reachable,
         shortcut: false,
         roots_listed: m.roots_listed,
+        visited: m.examined + s.steps,
     };
     if let (1, Some(share), false, false) = (stride, q.shortcut, shortcut_first, p.recompute(q.share)) {
         p.shortcut = is_shortcut(q, &marks, share, s.deepest);
@@ -235,6 +242,8 @@ struct Sampled {
     affected: usize,
     /// The largest distance of a sampled vertex.
     deepest: i64,
+    /// Vertices the walks stamped.
+    steps: usize,
 }
 
 /// Walks the sample climbs at once. A walk is a chain of dependent loads (each parent read
@@ -300,7 +309,7 @@ fn sample(q: &Question<'_>, marks: &Verdicts, need: usize, samples: usize) -> Sa
         rooted += verdict >> 1;
         affected += (verdict != 0) as usize;
     }
-    Sampled { probes, reachable, rooted, affected, deepest }
+    Sampled { probes, reachable, rooted, affected, deepest, steps }
 }
 
 /// The `i`-th probe of `n` ids. The golden-ratio sequence frac(i * phi), scaled to the id range,
@@ -450,6 +459,18 @@ fn is_shortcut(q: &Question<'_>, marks: &Verdicts, share: f64, deepest: i64) -> 
     }
     let bar = share * (q.largest)() as f64;
     best as f64 > bar && drops(q.changes, q.dist).any(|(u, d)| d as f64 > bar && marks.resolve(q, u).0 & 2 == 0)
+}
+
+/// The shortcut rule after an exact invalidation walk (the invalidated vertices stamped `g0`):
+/// some insertion from a tail that keeps its path lowers its head's distance by more than `share`
+/// of the largest old distance (`largest`, asked for only when an insertion lowers one at all).
+pub(super) fn shortcut_after_walk(c: &Changes<'_>, dist: &[i64], ws: &Workspace, g0: i32, share: f64, largest: &dyn Fn() -> i64) -> bool {
+    let Some(best) = drops(c, dist).map(|(_, d)| d).max() else { return false };
+    if best <= 0 {
+        return false;
+    }
+    let bar = share * largest() as f64;
+    best as f64 > bar && drops(c, dist).any(|(u, d)| d as f64 > bar && ws.stamp[u].load(Relaxed) != g0)
 }
 
 /// The tail and the drop `dist[v] - dist[u] - w` of every insertion `u -> v` (weight `w`)

@@ -167,6 +167,9 @@ pub struct Workspace {
     /// Set by a repair that wrote back its touched vertices only: `candidates` then lists every
     /// vertex whose distance or parent may have changed (the combine step reads it).
     pub(crate) touched_listed: bool,
+    /// The ring size whose bucket bitmap (in `far2`'s slots) is known to be clear, 0 if none:
+    /// a finished bucket search leaves it so, near-far's use of `far2` does not.
+    pub(crate) ring_clear: AtomicUsize,
 }
 
 impl Workspace {
@@ -188,6 +191,7 @@ impl Workspace {
             frontier: VertexList::with_capacity(c),
             generation: 0,
             touched_listed: false,
+            ring_clear: AtomicUsize::new(0),
         }
     }
 

@@ -1,0 +1,77 @@
+//! An update costs what the batch changes, not what the graph holds: checked by the engines' own
+//! counters (`UpdateStats::visits`, `pushes`), without a clock.
+
+use dyng::io::changegen::{generate_changes, ChangeMode, ChangeOptions};
+use dyng::io::graphgen::grid;
+use dyng::{Csr, Fallback, Graph, MospOptions, MospResult, Resources, SsspOptions, SsspResult, WeightLayout};
+
+fn grid_graph(side: usize, k: usize) -> Graph {
+    let t = grid(side, side, k, 1, 100, 11).unwrap();
+    Graph::new(Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor).unwrap())
+}
+
+/// The work of one objective's update beyond its own changes: every step's visits and the
+/// search's expansions.
+fn work(s: &dyng::UpdateStats) -> i64 {
+    s.visits.total() + s.pushes
+}
+
+#[test]
+fn a_small_batch_costs_what_it_changes_on_every_engine() {
+    // 250,000 vertices; one to ten changes a batch in a small square far from the source. The
+    // work of each objective's update must stay within a constant of its changes and of the
+    // vertices it changed, far below n (a pass over every vertex would count n).
+    let mut g = grid_graph(500, 3);
+    let n = g.n() as i64;
+    for res in [Resources::sequential(), Resources::parallel(1).unwrap(), Resources::parallel(2).unwrap()] {
+        let mut m = MospResult::compute(&res, &g, 0, &MospOptions::default()).unwrap();
+        let mut s = SsspResult::compute(&res, &g, 7, 1, &SsspOptions::default()).unwrap();
+        // Over the updates that change under 1 % of the vertices, the largest share of n visited.
+        let (mut worst, mut small) = (0f64, 0);
+        for step in 0..30u32 {
+            let mode = [ChangeMode::Reweight, ChangeMode::Increase, ChangeMode::Uniform][step as usize % 3];
+            let opt = ChangeOptions { changes: 1 + step as usize % 10, mode, seed: 50 + step, local_hops: 4, safe: true, ..Default::default() };
+            let (batch, _) = generate_changes(&g.to_csr(), &opt).unwrap();
+            let changes = (batch.num_insertions() + batch.num_deletions()) as i64;
+            dyng::update(&res, &mut g, &batch.view(), &mut [(&mut m).into(), (&mut s).into()]).unwrap();
+            for t in m.objective_stats().iter().chain([&s.stats()]) {
+                if t.fallback_used {
+                    continue;
+                }
+                let w = work(t);
+                let bound = 64 * (changes + t.affected + t.invalidated + 1);
+                assert!(w <= bound, "{res:?} step {step}: work {w} ({:?}, {} pushes) for {changes} changes and {} affected", t.visits, t.pushes, t.affected);
+                if t.affected + t.invalidated < n / 100 {
+                    small += 1;
+                    worst = worst.max(w as f64 / n as f64);
+                }
+            }
+            let fresh = MospResult::compute(&res, &g, 0, &MospOptions::default()).unwrap();
+            assert_eq!(m.combined_parents(), fresh.combined_parents(), "step {step}");
+            assert_eq!(m.path_costs(), fresh.path_costs(), "step {step}");
+        }
+        assert!(small >= 40, "{res:?}: {small} small updates");
+        assert!(worst < 0.05, "{res:?}: a small update visited {worst:.3} n");
+    }
+}
+
+#[test]
+fn a_batch_that_changes_nothing_visits_almost_nothing() {
+    // A weight raised on an edge outside every tree, then set back: no vertex changes.
+    let res = Resources::parallel(1).unwrap();
+    let mut g = grid_graph(300, 1);
+    let opt = SsspOptions { fallback: Fallback::Adaptive, ..Default::default() };
+    let mut r = SsspResult::compute(&res, &g, 0, 0, &opt).unwrap();
+    let rows = g.rows();
+    let (u, e) = (0..g.n())
+        .find_map(|u| rows.row(u).find(|&e| r.parents()[rows.heads()[e] as usize] != u as i32).map(|e| (u, e)))
+        .unwrap();
+    let (v, w) = (rows.heads()[e], rows.column(0)[e]);
+    for weight in [w + 50, w] {
+        let mut b = dyng::Batch::new(1);
+        b.insert(u as i32, v, &[weight]);
+        let s = dyng::update_one(&res, &mut g, &b.view(), &mut r).unwrap();
+        assert_eq!((s.affected, s.invalidated, s.fallback_used), (0, 0, false));
+        assert!(work(&s) <= 8, "{:?}, {} pushes", s.visits, s.pushes);
+    }
+}
