@@ -14,7 +14,7 @@
 //! vertex or candidate (packing, the pull, the write-back).
 
 use super::exec::Exec;
-use super::invalidate::{count_below_heads, finish_invalidation, invalidate_bottom_up, invalidate_capped, invalidate_top_down, Invalidation};
+use super::invalidate::{count_below_heads, finish_invalidation, invalidate_bottom_up, invalidate_capped, invalidate_top_down, Invalidation, Reattach};
 use super::near_far::{near_far, Search};
 use super::packing::{Packing, PACKED_INF};
 use super::predict::{predict_affected, shortcut_after_walk, Question};
@@ -84,8 +84,8 @@ pub(crate) struct Inserted<'a> {
     pub column: usize,
 }
 
-/// A batch of at most `QUICK_CHANGES + n / QUICK_SHARE` changed edges and insertions is
-/// invalidated exactly before any sample (see `update`).
+/// A tree's batch of at most `QUICK_CHANGES + n / QUICK_SHARE` changed edges and insertions is
+/// invalidated exactly before any sample (see `update`, `Adaptive::quick_changes`).
 const QUICK_CHANGES: usize = 64;
 const QUICK_SHARE: usize = 1024;
 
@@ -249,6 +249,16 @@ pub(crate) struct Adaptive {
     /// Recompute with this Delta, the updated graph's default (for a result with no Delta of its
     /// own), instead of the run's.
     pub fresh_delta: Option<i64>,
+    /// Batches of at most this many changed edges and insertions are invalidated by an exact
+    /// walk before any sample (see `update`).
+    pub quick_changes: usize,
+}
+
+impl Adaptive {
+    /// The quick walk's limit of a tree's update: 64 + n / 1024 changes.
+    pub(crate) fn quick_changes_of(n: usize) -> usize {
+        QUICK_CHANGES + n / QUICK_SHARE
+    }
 }
 
 /// Dynamic update: on entry `dist`/`parent` hold the tree of the old graph, on return the tree of
@@ -294,6 +304,10 @@ pub(crate) fn update<'i, E: Exec>(
     let old_largest = std::cell::Cell::new(*largest);
     let touched_listed = std::cell::Cell::new(false);
     // The search's expansions when it recomputed, and the new tree's largest distance if known.
+    // The in-edges, made once, when first asked for (by the quick walk or the pull).
+    let inn = std::cell::RefCell::new(Some(inn));
+    let in_view = std::cell::OnceCell::new();
+    let in_view = || *in_view.get_or_init(|| (inn.borrow_mut().take().expect("the in-edges are made once"))());
     let result = (|| -> Result<(Option<i64>, Option<i64>)> {
         let ws = shared;
         let recompute = |stats: &mut UpdateStats, gens: &mut Generations, dist: &mut [i64], parent: &mut [i32]| {
@@ -337,12 +351,15 @@ pub(crate) fn update<'i, E: Exec>(
                     l
                 }
             };
-            if changes.from.len() + changes.heads.len() <= QUICK_CHANGES + n / QUICK_SHARE {
+            if changes.from.len() + changes.heads.len() <= a.quick_changes {
                 // The repair searches the invalidated subtrees and those below improving heads:
-                // together they must stay below the cap.
+                // together they must stay below the cap. Where the count need not be the
+                // originals', a root that keeps its distance through another in-edge is
+                // re-attached instead of invalidating its subtree.
                 let cap = a.recompute_at.min(n / 16);
                 let g0 = gens.next(ws);
-                quick = invalidate_capped(&run, ws, &changes, parent, g0, cap).map(|count| (g0, count));
+                let reattach = (!a.exact_count).then(|| Reattach { inn: in_view(), dist, by_distance: &ws.sort_pairs });
+                quick = invalidate_capped(&run, ws, &changes, parent, g0, cap, reattach).map(|count| (g0, count));
                 stats.visits.invalidate += ws.candidates.len() as i64;
                 if let Some((g0, count)) = quick {
                     let g = gens.next(ws);
@@ -471,7 +488,7 @@ pub(crate) fn update<'i, E: Exec>(
         let search = {
             let run = Run { old: lazy.then_some(OldWords { dist: &*dist, parent: &*parent }), ..run };
             stats.visits.pull += ws.candidates.len() as i64;
-            pull(&run, inn(), ws, g1);
+            pull(&run, in_view(), ws, g1);
             let budget = adaptive.map(|a| a.push_budget);
             near_far(&run, ws, &mut gens, &mut stats, budget, track, SearchKind::Repair, Some(solo))
         };

@@ -6,7 +6,7 @@
 //! exact count. A caller's arrays (which may hold a parent cycle) are resolved bottom-up instead,
 //! every vertex walking up its parents. Either way the invalidated vertices are left stamped `g0`.
 
-use super::engine::{is_finite, Changes, Run, GRAIN_LIST, GRAIN_VERTICES, UNKNOWN};
+use super::engine::{is_finite, Changes, InView, Run, GRAIN_LIST, GRAIN_VERTICES, UNKNOWN};
 use super::exec::Exec;
 use super::prefetch::{prefetch, prefetch_at, AHEAD};
 use super::workspace::{Appender, VertexList, Workspace};
@@ -99,11 +99,36 @@ pub(super) fn invalidate_top_down<E: Exec>(
     }
 }
 
+/// What a quick invalidation needs to re-attach a root instead of invalidating its subtree.
+pub(super) struct Reattach<'a> {
+    pub inn: InView<'a>,
+    pub dist: &'a [i64],
+    /// Scratch for the roots by distance.
+    pub by_distance: &'a parking_lot::Mutex<Vec<(i64, i32)>>,
+}
+
 /// The invalidation of a small batch, walked top-down from its roots without the valid side:
 /// the invalidated vertices stamped `g0` and listed in `candidates`, and their number; `None` once
 /// they pass `cap` (the walk stops there and leaves its stamps, of a generation no later step
 /// uses).
-pub(super) fn invalidate_capped<E: Exec>(run: &Run<'_, E>, ws: &Workspace, changes: &Changes<'_>, parent: &[i32], g0: i32, cap: usize) -> Option<usize> {
+///
+/// With `reattach`, the roots are taken by ascending old distance, and a root with a tight
+/// in-edge (in the updated graph) from a vertex that keeps its old path keeps its distance: it is
+/// listed (to take its best in-edge in the pull) but its subtree is not invalidated, since every
+/// vertex below it keeps its path's length and its parent. Such a tail has a smaller distance, so
+/// every root above it was taken before and has marked its subtree: a tail not stamped `g0`
+/// keeps its path. On graphs with many ties (the combined graph of a MOSP result) most roots
+/// are re-attached. The count returned is then the vertices invalidated, without the roots
+/// re-attached.
+pub(super) fn invalidate_capped<E: Exec>(
+    run: &Run<'_, E>,
+    ws: &Workspace,
+    changes: &Changes<'_>,
+    parent: &[i32],
+    g0: i32,
+    cap: usize,
+    reattach: Option<Reattach<'_>>,
+) -> Option<usize> {
     ws.candidates.clear();
     {
         let mut listed = Appender::new(&ws.candidates);
@@ -113,14 +138,51 @@ pub(super) fn invalidate_capped<E: Exec>(run: &Run<'_, E>, ws: &Workspace, chang
             }
         }
     }
-    let mut at = 0;
-    while at < ws.candidates.len() {
-        if ws.candidates.len() > cap {
-            return None;
+    let Some(r) = reattach else {
+        let mut at = 0;
+        while at < ws.candidates.len() {
+            if ws.candidates.len() > cap {
+                return None;
+            }
+            at = tree_level(run, ws, &ws.candidates, at, parent, g0, None);
         }
-        at = tree_level(run, ws, &ws.candidates, at, parent, g0, None);
+        return (ws.candidates.len() <= cap).then(|| ws.candidates.len());
+    };
+    let mut by_distance = r.by_distance.lock();
+    by_distance.clear();
+    let roots = ws.candidates.len();
+    if by_distance.capacity() < roots {
+        by_distance.reserve_exact(roots.max(cap));
     }
-    (ws.candidates.len() <= cap).then(|| ws.candidates.len())
+    by_distance.extend((0..roots).map(|i| {
+        let v = ws.candidates.get(i);
+        (r.dist[v as usize], v)
+    }));
+    by_distance.sort_unstable();
+    ws.candidates.clear();
+    let mut kept = 0;
+    for &(dv, v) in by_distance.iter() {
+        let row = r.inn.row(v as usize);
+        let tight = r.inn.col[row.clone()].iter().zip(&r.inn.w[row]).any(|(&u, &w)| {
+            let du = r.dist[u as usize];
+            u != v && is_finite(du) && du + w as i64 == dv && ws.stamp[u as usize].load(Relaxed) != g0
+        });
+        let at = ws.candidates.len();
+        ws.candidates.push(v);
+        if tight {
+            kept += 1;
+            continue;
+        }
+        let mut level = at;
+        while level < ws.candidates.len() {
+            if ws.candidates.len() - kept > cap {
+                return None;
+            }
+            level = tree_level(run, ws, &ws.candidates, level, parent, g0, None);
+        }
+    }
+    let invalidated = ws.candidates.len() - kept;
+    (invalidated <= cap).then_some(invalidated)
 }
 
 /// The vertices below the improving insertion heads of a small batch (heads whose distance the

@@ -150,6 +150,7 @@ impl Fallback {
                 predict_share: None,
                 exact_count: true,
                 fresh_delta,
+                quick_changes: 0,
             }),
             (Fallback::Adaptive | Fallback::AdaptiveCounted, true) if n >= ADAPTIVE_MIN_VERTICES => Some(engine::Adaptive {
                 recompute_at: (n as f64 * ADAPTIVE_FRACTION).ceil() as usize,
@@ -161,6 +162,7 @@ impl Fallback {
                 predict_share: Some(ADAPTIVE_FRACTION),
                 exact_count: self == Fallback::AdaptiveCounted,
                 fresh_delta,
+                quick_changes: engine::Adaptive::quick_changes_of(n),
             }),
             (Fallback::Adaptive | Fallback::AdaptiveCounted, true) => None,
         }

@@ -170,6 +170,9 @@ pub struct Workspace {
     /// The ring size whose bucket bitmap (in `far2`'s slots) is known to be clear, 0 if none:
     /// a finished bucket search leaves it so, near-far's use of `far2` does not.
     pub(crate) ring_clear: AtomicUsize,
+    /// (distance, vertex) of the roots of a quick invalidation that may be re-attached, sorted;
+    /// reserved once for the most roots a quick walk takes.
+    pub(crate) sort_pairs: parking_lot::Mutex<Vec<(i64, i32)>>,
 }
 
 impl Workspace {
@@ -192,6 +195,7 @@ impl Workspace {
             generation: 0,
             touched_listed: false,
             ring_clear: AtomicUsize::new(0),
+            sort_pairs: Default::default(),
         }
     }
 
@@ -221,6 +225,6 @@ impl Default for Workspace {
 
 impl PooledWorkspace for Workspace {
     fn bytes(&self) -> usize {
-        self.capacity() * Self::BYTES_PER_VERTEX
+        self.capacity() * Self::BYTES_PER_VERTEX + 16 * self.sort_pairs.lock().capacity()
     }
 }
