@@ -13,7 +13,6 @@
 
 use super::batch::BatchView;
 use super::csr::{ColumnFacts, Csr, MAX_EDGES};
-use super::rows::SlackRows;
 use super::Graph;
 use crate::error::{Error, Result};
 
@@ -40,8 +39,11 @@ pub(crate) struct ApplyScratch {
     /// (row, change) sorted by row, batch order within a row: deletions are `2 i`, insertions
     /// `2 i + 1`.
     by_row: Vec<(u32, u32)>,
-    /// Insertions by head, for the in-rows' room.
-    by_head: Vec<u32>,
+    /// The heads of the edges the batch removes (`false`) and appends (`true`), for the in-rows'
+    /// room (only the appends count).
+    in_changes: Vec<(u32, bool)>,
+    /// One row's (head, copies) while its room is planned.
+    copies: Vec<(i32, u32)>,
     /// Per insertion of the row being changed, the K weights of the first copy of its edge
     /// before the batch (unset where there was none).
     before: Vec<i32>,
@@ -52,7 +54,7 @@ pub(crate) struct ApplyScratch {
 
 impl ApplyScratch {
     pub(crate) fn bytes(&self) -> usize {
-        8 * (self.masks.capacity() + self.by_row.capacity()) + 4 * (self.by_head.capacity() + self.before.capacity()) + self.had.capacity()
+        8 * (self.masks.capacity() + self.by_row.capacity() + self.in_changes.capacity() + self.copies.capacity()) + 4 * self.before.capacity() + self.had.capacity()
     }
 }
 
@@ -76,32 +78,22 @@ impl Graph {
         s.by_row.extend(batch.ins_src.iter().enumerate().map(|(i, &u)| (u as u32, 2 * i as u32 + 1)));
         // Stable: deletions (all listed first) before insertions, each in batch order.
         s.by_row.sort_by_key(|&(u, _)| u);
-        s.by_head.clear();
-        s.by_head.extend(0..batch.num_insertions() as u32);
-        s.by_head.sort_unstable_by_key(|&i| batch.ins_dst[i as usize]);
-        // Room for the rows that may move, reserved before anything changes (a compaction, if
-        // needed, changes no row's content).
-        let room = |rows: &SlackRows, keys: &mut dyn Iterator<Item = u32>| {
-            let (mut total, mut run) = (0, None::<(u32, usize)>);
-            for u in keys.chain(std::iter::once(u32::MAX)) {
-                match run {
-                    Some((r, c)) if r == u => run = Some((r, c + 1)),
-                    _ => {
-                        if let Some((r, c)) = run {
-                            total += rows.room_for(r as usize, c);
-                        }
-                        run = (u != u32::MAX).then_some((u, 1));
-                    }
-                }
-            }
-            total
-        };
-        let out_room = room(&self.out, &mut s.by_row.iter().filter(|x| x.1 % 2 == 1).map(|x| x.0));
-        self.out.reserve_room(out_room)?;
+        // Room for the rows that will move, reserved before anything changes (a compaction, if
+        // needed, changes no row's content, but may drop the slack the plan counted on: then the
+        // moves are counted again).
+        let (out_room, in_room) = self.plan_room(batch);
+        let mut compacted = self.out.reserve_room(out_room)?;
         if let Some(inn) = self.in_rows.get_mut() {
-            let in_room = room(inn, &mut s.by_head.iter().map(|&i| batch.ins_dst[i as usize] as u32));
-            inn.reserve_room(in_room)?;
+            compacted |= inn.reserve_room(in_room)?;
         }
+        if compacted {
+            let (out_room, in_room) = self.plan_room(batch);
+            self.out.grow_room(out_room)?;
+            if let Some(inn) = self.in_rows.get_mut() {
+                inn.grow_room(in_room)?;
+            }
+        }
+        let s = &mut self.scratch;
         s.facts.clone_from(&self.facts);
         s.masks.clear();
         s.masks.resize(batch.num_insertions(), 0);
@@ -119,6 +111,60 @@ impl Graph {
             self.recount_largest();
         }
         Ok(())
+    }
+
+    /// The slots the batch's moves will take at the end of the out-rows and of the in-rows: per
+    /// changed row, its edges removed and appended, counted as the apply will find them (a
+    /// deletion takes a copy if one is left, an insertion appends when no copy of its edge is).
+    fn plan_room(&mut self, batch: &BatchView<'_>) -> (usize, usize) {
+        let s = &mut self.scratch;
+        s.in_changes.clear();
+        let mut out_room = 0;
+        let mut at = 0;
+        while at < s.by_row.len() {
+            let u = s.by_row[at].0 as usize;
+            let end = at + s.by_row[at..].iter().position(|x| x.0 as usize != u).unwrap_or(s.by_row.len() - at);
+            s.copies.clear();
+            let (mut removed, mut appended) = (0, 0);
+            for &(_, c) in &s.by_row[at..end] {
+                let (v, insertion) = if c % 2 == 0 { (batch.del_dst[c as usize / 2], false) } else { (batch.ins_dst[c as usize / 2], true) };
+                let i = match s.copies.iter().position(|x| x.0 == v) {
+                    Some(i) => i,
+                    None => {
+                        let r = self.out.rows();
+                        let copies = r.heads()[r.row(u)].iter().filter(|&&x| x == v).count() as u32;
+                        s.copies.push((v, copies));
+                        s.copies.len() - 1
+                    }
+                };
+                let copies = &mut s.copies[i].1;
+                match (insertion, *copies) {
+                    (false, 0) | (true, 1..) => {}
+                    (false, _) => {
+                        *copies -= 1;
+                        removed += 1;
+                        s.in_changes.push((v as u32, false));
+                    }
+                    (true, 0) => {
+                        *copies = 1;
+                        appended += 1;
+                        s.in_changes.push((v as u32, true));
+                    }
+                }
+            }
+            out_room += self.out.room_for(u, removed, appended);
+            at = end;
+        }
+        let Some(inn) = self.in_rows.get() else { return (out_room, 0) };
+        // An in-row meets its removals and appends in the order of their tails' rows, so its
+        // removals are not counted as room (an append may come first).
+        s.in_changes.sort_unstable();
+        let mut in_room = 0;
+        for group in s.in_changes.chunk_by(|a, b| a.0 == b.0) {
+            let appended = group.iter().filter(|x| x.1).count();
+            in_room += inn.room_for(group[0].0 as usize, 0, appended);
+        }
+        (out_room, in_room)
     }
 
     /// Applies row `u`'s deletions and insertions (`changes`, batch order, deletions first) and

@@ -10,8 +10,8 @@
 //! the slot after its end holds its mark. A deletion shifts the rest of the row down by one (the
 //! order of a row is part of the batch semantics: "the first copy of (u, v)"); an insertion takes
 //! the first slack slot, or moves the row to the end of the arrays with twice the room, leaving its
-//! old region unused. Unused slots are reclaimed by a compaction once they pass a share of the
-//! edges, or when the end of the arrays has no room left for a move.
+//! old region unused. Unused slots are reclaimed by a compaction, in place, once they pass a share
+//! of the edges or the end of the arrays has no room left for the moves a batch may make.
 
 use crate::error::{Error, Result};
 
@@ -21,12 +21,17 @@ const MAX_SLOTS: usize = i32::MAX as usize;
 /// Slots never handed to a row (past `used`): no row's mark.
 const FREE: i32 = i32::MIN;
 
-/// Extra slots a compaction leaves at the end, as a share of the edges (1/16), for rows that move.
-const TAIL_SHARE: usize = 16;
+/// Extra slots a compaction leaves at the end, as a share of the edges (1/32), for rows that move.
+const TAIL_SHARE: usize = 32;
 
-/// A compaction runs before a batch once the unused slots (regions rows moved away from, and
-/// slack) pass `edges / COMPACT_SHARE`, so that they stay a small share of the graph.
-const COMPACT_SHARE: usize = 8;
+/// A compaction runs before a batch once the regions rows moved away from pass
+/// `edges / DEAD_SHARE` slots, or the rows' slack `edges / SLACK_SHARE`, so that both stay a small
+/// share of the graph.
+const DEAD_SHARE: usize = 16;
+const SLACK_SHARE: usize = 8;
+
+/// A compaction keeps the rows' slack while it is at most `edges / KEEP_SLACK_SHARE` slots.
+const KEEP_SLACK_SHARE: usize = 16;
 
 /// Borrowed rows: the view of a CSR or of a resident graph's out- or in-edges.
 #[derive(Clone, Copy, Debug)]
@@ -140,8 +145,8 @@ enum Step {
     Reweighted { slot: u32, at: u32 },
     /// An edge was appended to `row` in its own region.
     Appended { row: u32 },
-    /// `row` moved to the end of the arrays from its old bounds.
-    Moved { row: u32, start: i32, end: i32, used: u32 },
+    /// `row` moved to the end of the arrays from its old bounds, leaving `dead` slots.
+    Moved { row: u32, start: i32, end: i32, used: u32, dead: u32 },
 }
 
 /// Rows with room to grow (see the module doc), changed in place and undoable until committed.
@@ -159,6 +164,8 @@ pub(crate) struct SlackRows {
     /// Slots handed to rows so far: `used..slots` is room for rows that move.
     used: usize,
     edges: usize,
+    /// Slots of the regions rows moved away from (below `used`, in no row).
+    dead: usize,
     /// Changes since the last commit, and the heads and weights they replaced.
     log: Vec<Step>,
     saved: Vec<i32>,
@@ -293,23 +300,28 @@ impl SlackRows {
     /// [`SlackRows::room_for`]) fit at the end without a compaction, and the unused share is
     /// still small.
     fn fits(&self, extra: usize) -> bool {
-        let unused = self.used - self.edges;
-        self.used + extra <= self.slots && unused <= self.edges / COMPACT_SHARE + 64
+        let slack = self.used - self.edges - self.dead;
+        self.used + extra <= self.slots && self.dead <= self.edges / DEAD_SHARE + 64 && slack <= self.edges / SLACK_SHARE + 64
     }
 
-    /// The slots the moves of `appends` insertions into row `u` can take at most: the row moves at
-    /// most once per doubling, each move taking twice the row's length.
-    pub(crate) fn room_for(&self, u: usize, appends: usize) -> usize {
-        if appends == 0 {
+    /// The slots the moves of a batch that removes `removed` edges of row `u` and then appends
+    /// `appended` take: none while the row's capacity (its edges and slack) holds them, else a
+    /// move each time the row is full, to twice its length plus one (as [`SlackRows::append`]).
+    pub(crate) fn room_for(&self, u: usize, removed: usize, appended: usize) -> usize {
+        if appended == 0 {
             return 0;
         }
         let len = self.row(u).len();
-        // Moves at lengths len, 2 len, 4 len ... up to len + appends; their rooms sum to less
-        // than 4 (len + appends).
-        4 * (len + appends).max(1)
+        let (mut cap, mut total) = (len + self.slack(u), 0);
+        while cap < len - removed + appended {
+            cap = 2 * (cap + 1);
+            total += cap;
+        }
+        total
     }
 
-    /// Makes `extra` slots of room at the end (compacting, with a larger allocation if need be),
+    /// Makes `extra` slots of room at the end (compacting, with a larger allocation if need be:
+    /// twice `extra`, so that a stream of batches like this one does not compact at each),
     /// or refuses when the rows cannot be addressed with 32-bit offsets. Nothing is logged: a
     /// compaction changes no row's content.
     pub(crate) fn reserve_room(&mut self, extra: usize) -> Result<bool> {
@@ -333,48 +345,123 @@ impl SlackRows {
         self.heads[end..].iter().take_while(|&&h| h == mark).count()
     }
 
-    /// Rewrites every row contiguously, in id order, into arrays with `extra` slots of room at
-    /// the end plus the tail share. Rows keep their slack (a row that grew is likely to grow
-    /// again: traffic is local) unless the slack alone passes the compaction share, and the
-    /// regions rows moved away from are reclaimed.
+    /// Makes `extra` slots of room at the end without compacting (after a compaction that dropped
+    /// the rows' slack, the moves a batch makes are counted again).
+    pub(crate) fn grow_room(&mut self, extra: usize) -> Result<()> {
+        if self.used + extra <= self.slots {
+            return Ok(());
+        }
+        if self.used + extra > MAX_SLOTS {
+            return Err(Error::Capacity(format!(
+                "dyng: the updated graph would need more than 2^31-1 edge slots ({} edges)",
+                self.edges
+            )));
+        }
+        self.resize_slots(Self::slots_for(self.used, 2 * extra));
+        let used = self.used;
+        self.heads[used..].fill(FREE);
+        Ok(())
+    }
+
+    /// Moves every row down to close the regions rows moved away from, in place: rows are taken by
+    /// where they start, so a row's new place never covers a row not yet moved (the rows before it
+    /// took at most the slots they spanned). Rows keep their slack (a row that grew is likely to
+    /// grow again: traffic is local) unless the slack alone passes `edges / KEEP_SLACK_SHARE`.
+    /// The arrays then grow (or shrink) to `extra` slots of room at the end plus the tail share.
+    /// Nothing is allocated but that growth: fresh arrays are pages to fault in.
     fn compact(&mut self, extra: usize) {
-        let (n, k, m) = (self.n, self.k, self.edges);
-        let slack: usize = (0..n).map(|u| self.slack(u)).sum();
-        let keep = slack <= m / (2 * COMPACT_SHARE);
-        let used = m + if keep { slack } else { 0 };
-        let slots = Self::slots_for(used, extra);
-        let mut heads = Vec::with_capacity(slots);
-        let mut bounds = Vec::with_capacity(2 * n);
-        let mut rooms = Vec::with_capacity(if keep { n } else { 0 });
-        for u in 0..n {
-            let r = self.row(u);
-            bounds.push(heads.len() as i32);
-            heads.extend_from_slice(&self.heads[r]);
-            bounds.push(heads.len() as i32);
-            if keep {
-                let room = self.slack(u);
-                heads.extend(std::iter::repeat(!(u as i32)).take(room));
-                rooms.push(room as u32);
+        let (n, m) = (self.n, self.edges);
+        let keep = (0..n).map(|u| self.slack(u)).sum::<usize>() <= m / KEEP_SLACK_SHARE;
+        // Rows that lie next to each other and stay so move as one block (a copy per row and
+        // column was most of a compaction: usroads' 129K rows of three edges).
+        let (mut at, mut block) = (0, (0, 0, 0));
+        for u in self.rows_by_start() {
+            let start = self.bounds[2 * u] as usize;
+            let len = self.bounds[2 * u + 1] as usize - start;
+            // Read before any move: a row's slack lies in its own region, after its end.
+            let region = len + if keep { self.slack(u) } else { 0 };
+            let (src, size, dst) = block;
+            if start == src + size && at == dst + size {
+                block.1 += region;
+            } else {
+                self.move_block(block);
+                block = (start, region, at);
             }
+            self.bounds[2 * u] = at as i32;
+            self.bounds[2 * u + 1] = (at + len) as i32;
+            at += region;
         }
-        debug_assert_eq!(heads.len(), used);
-        heads.resize(slots, FREE);
-        let mut weights = vec![0i32; slots * k];
-        for j in 0..k {
-            let (from, to) = (&self.weights[j * self.slots..], &mut weights[j * slots..]);
-            let mut at = 0;
-            for u in 0..n {
-                let r = self.row(u);
-                to[at..at + r.len()].copy_from_slice(&from[r.clone()]);
-                at += r.len() + rooms.get(u).map_or(0, |&x| x as usize);
-            }
-        }
-        self.bounds = bounds;
-        self.heads = heads;
-        self.weights = weights;
-        self.slots = slots;
-        self.used = used;
+        self.move_block(block);
+        self.used = at;
+        self.dead = 0;
+        self.resize_slots(Self::slots_for(at, 2 * extra));
+        self.heads[self.used..].fill(FREE);
         self.compactions += 1;
+    }
+
+    /// Moves `(from, size, to)` slots down, in the heads and every column.
+    fn move_block(&mut self, (from, size, to): (usize, usize, usize)) {
+        if from == to || size == 0 {
+            return;
+        }
+        self.heads.copy_within(from..from + size, to);
+        for j in 0..self.k {
+            let c = j * self.slots;
+            self.weights.copy_within(c + from..c + from + size, c + to);
+        }
+    }
+
+    /// The rows by ascending start: a radix sort of (start, row) by the start's two 16-bit
+    /// halves (starts are below 2^31), linear in n where a comparison sort of the starts took
+    /// most of a compaction.
+    fn rows_by_start(&self) -> Vec<usize> {
+        let n = self.n;
+        let mut keys: Vec<u64> = (0..n).map(|u| (self.bounds[2 * u] as u64) << 32 | u as u64).collect();
+        let mut other = vec![0u64; n];
+        for shift in [32, 48] {
+            let mut at = vec![0u32; (1 << 16) + 1];
+            for &x in &keys {
+                at[(x >> shift & 0xffff) as usize + 1] += 1;
+            }
+            for d in 0..1 << 16 {
+                at[d + 1] += at[d];
+            }
+            for &x in &keys {
+                let d = (x >> shift & 0xffff) as usize;
+                other[at[d] as usize] = x;
+                at[d] += 1;
+            }
+            std::mem::swap(&mut keys, &mut other);
+        }
+        keys.into_iter().map(|x| (x & 0xffff_ffff) as usize).collect()
+    }
+
+    /// Gives every column `slots` slots (at least `used`), moving the columns to their new
+    /// offsets; shrinks only when a quarter would be left unused.
+    fn resize_slots(&mut self, slots: usize) {
+        let old = self.slots;
+        if slots <= old && slots + slots / 4 >= old {
+            return;
+        }
+        let (k, used) = (self.k, self.used);
+        if slots > old {
+            self.heads.reserve_exact(slots - self.heads.len());
+            self.heads.resize(slots, FREE);
+            self.weights.reserve_exact(slots * k - self.weights.len());
+            self.weights.resize(slots * k, 0);
+            for j in (1..k).rev() {
+                self.weights.copy_within(j * old..j * old + used, j * slots);
+            }
+        } else {
+            for j in 1..k {
+                self.weights.copy_within(j * old..j * old + used, j * slots);
+            }
+            self.heads.truncate(slots);
+            self.heads.shrink_to_fit();
+            self.weights.truncate(slots * k);
+            self.weights.shrink_to_fit();
+        }
+        self.slots = slots;
     }
 
     /// Saves the head and weights of `slot` for the undo.
@@ -423,7 +510,9 @@ impl SlackRows {
             let room = (2 * (len + 1)).max(2);
             let to = self.used;
             assert!(to + room <= self.slots, "room for a row's move was reserved before the batch");
-            self.log.push(Step::Moved { row: u as u32, start: start as i32, end: end as i32, used: to as u32 });
+            // The row is full: its region is its edges.
+            self.dead += len;
+            self.log.push(Step::Moved { row: u as u32, start: start as i32, end: end as i32, used: to as u32, dead: len as u32 });
             self.heads.copy_within(start..end, to);
             self.heads[to + len..to + room].fill(mark);
             for j in 0..self.k {
@@ -479,8 +568,9 @@ impl SlackRows {
                     self.heads[self.bounds[2 * u + 1] as usize] = !(row as i32);
                     self.edges -= 1;
                 }
-                Step::Moved { row, start, end, used } => {
+                Step::Moved { row, start, end, used, dead } => {
                     let u = row as usize;
+                    self.dead -= dead as usize;
                     // The append that followed the move was undone already.
                     self.heads[used as usize..self.used].fill(FREE);
                     self.bounds[2 * u] = start;
@@ -542,15 +632,17 @@ mod tests {
     fn a_compaction_keeps_every_row_and_frees_the_moved_rows_regions() {
         let mut s = sample();
         for i in 0..40 {
-            let need = s.room_for(0, 1);
+            let need = s.room_for(0, 0, 1);
             s.reserve_room(need).unwrap();
             s.append(0, i % 3, |j| (i + 1 + j as i32) * 2);
             s.commit();
         }
         let want = rows_of(&s);
+        let (bytes, edges) = (s.bytes(), s.edges());
         s.compact(0);
         assert_eq!(rows_of(&s), want);
-        assert_eq!(s.used, s.edges());
+        assert!(s.used <= edges + edges / KEEP_SLACK_SHARE, "{} slots used for {edges} edges", s.used);
+        assert!(s.bytes() <= bytes);
         assert!(s.compactions() >= 1);
     }
 
