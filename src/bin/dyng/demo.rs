@@ -7,6 +7,7 @@
 //!      a road closed and the previous one reopened), which the update repairs locally;
 //!   2. a random batch of 10K changes all over the network, which reroutes most shortest paths:
 //!      the adaptive policy recomputes, and the demo measures what a forced repair would cost.
+//!
 //! Every figure printed is measured in this run; the trees are checked against the recompute.
 
 use crate::fmt::{ms_since, ns_to_ms};

@@ -60,13 +60,52 @@ fn usroads() -> GraphSpec {
 }
 
 fn grid1000() -> GraphSpec {
+    grid(1000, "grid1000")
+}
+
+/// The generated road-like grid of `side`^2 vertices.
+fn grid(side: usize, name: &'static str) -> GraphSpec {
     GraphSpec {
-        name: "grid1000",
+        name,
         k: 3,
         source: 0,
         local_hops: 110,
-        build: Box::new(|| csr(graphgen::grid(1000, 1000, 3, 1, 100, 12345)?)),
+        build: Box::new(move || csr(graphgen::grid(side, side, 3, 1, 100, 12345)?)),
     }
+}
+
+/// Bytes a latency run holds per vertex of a grid at most (the resident graph with its in-rows,
+/// the MOSP result and a computed one beside it, the workspaces, and the change generator's
+/// copy of the graph with its reverse).
+const LATENCY_BYTES_PER_VERTEX: u64 = 640;
+
+fn available_bytes() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb = info.lines().find(|l| l.starts_with("MemAvailable:"))?.split_whitespace().nth(1)?.parse::<u64>().ok()?;
+    Some(kb * 1024)
+}
+
+/// The graphs of the latency suite: usroads and the grids from 500^2 to 4000^2 (a size that
+/// does not fit in the memory available is skipped, with a notice), bremen from `data`; `quick`
+/// takes usroads and the 500^2 grid.
+pub fn latency_graphs(full: bool, data: Option<&Path>) -> Vec<GraphSpec> {
+    let mut g = vec![usroads(), grid(500, "grid500")];
+    if !full {
+        return g;
+    }
+    let avail = available_bytes();
+    for (side, name) in [(1000, "grid1000"), (2000, "grid2000"), (4000, "grid4000")] {
+        let need = (side * side) as u64 * LATENCY_BYTES_PER_VERTEX;
+        match avail {
+            Some(a) if a < need => eprintln!("notice: {name} skipped: it needs about {} MiB, {} MiB are available", need >> 20, a >> 20),
+            _ => g.push(grid(side, name)),
+        }
+    }
+    match shared_data(data) {
+        Some(dir) => g.push(bremen(dir)),
+        None => eprintln!("notice: bremen skipped (no bremen_*.gr; pass --data DIR)"),
+    }
+    g
 }
 
 fn bremen(dir: PathBuf) -> GraphSpec {
@@ -101,6 +140,7 @@ fn shared_data(given: Option<&Path>) -> Option<PathBuf> {
 pub fn plan(suite: Suite, data: Option<&Path>) -> dyng::Result<Plan> {
     let kinds = [BatchKind::Safe, BatchKind::Unsafe, BatchKind::Local];
     let graphs = match suite {
+        Suite::Latency => return Ok(Plan { graphs: Vec::new() }),
         Suite::Quick => {
             let batches: Vec<_> = kinds.iter().map(|&k| (k, 10_000)).collect();
             vec![(usroads(), batches.clone()), (grid1000(), batches)]

@@ -9,6 +9,8 @@
 
 mod cases;
 mod interval;
+mod latency;
+mod latency_report;
 mod machine;
 mod measure;
 mod report;
@@ -25,6 +27,9 @@ pub enum Suite {
     Quick,
     /// Every graph, batch type and size (100, 1K, 10K, 50K), 1 and 2 threads.
     Full,
+    /// Small batches on a resident MOSP result (1 to 1,000 changes of live traffic, congestion and
+    /// closures, and the 10K batches): usroads, grids of 500^2 to 4000^2, bremen from --data.
+    Latency,
 }
 
 #[derive(Args, Debug)]
@@ -57,7 +62,32 @@ fn suite_name(s: Suite) -> &'static str {
     match s {
         Suite::Quick => "quick",
         Suite::Full => "full",
+        Suite::Latency => "latency",
     }
+}
+
+/// Batches per latency case: fewer on the largest grids, whose batches take a copy of the graph
+/// to draw (the generator works on a compact CSR).
+fn latency_batches(n: usize, full: bool) -> usize {
+    match (full, n) {
+        (false, _) => 4,
+        (true, n) if n > 4_000_000 => 4,
+        _ => 8,
+    }
+}
+
+/// The latency streams of `graphs` (see `latency.rs`).
+fn run_latency(graphs: &[cases::GraphSpec], threads: &[usize], full: bool) -> dyng::Result<latency::Latency> {
+    let mut out = latency::Latency::default();
+    let plan = latency::cases(full);
+    for spec in graphs {
+        eprintln!("latency {}: building", spec.name);
+        let csr = (spec.build)()?;
+        let (g, c) = latency::measure_graph(spec, &csr, threads, &plan, latency_batches(csr.n(), full))?;
+        out.graphs.extend(g);
+        out.cases.extend(c);
+    }
+    Ok(out)
 }
 
 pub fn run(a: BenchArgs) -> dyng::Result<ExitCode> {
@@ -66,11 +96,16 @@ pub fn run(a: BenchArgs) -> dyng::Result<ExitCode> {
         eprintln!("notice: {runs} runs per case: below {} the report has no intervals, and the targets read with the run's noise stay unresolved", interval::MIN_RUNS);
     }
     let mut plan = cases::plan(a.suite, a.data.as_deref())?;
+    let mut latency_graphs = match a.suite {
+        Suite::Full => Vec::new(),
+        s => cases::latency_graphs(s == Suite::Latency, a.data.as_deref()),
+    };
     if !a.only.is_empty() {
         plan.graphs.retain(|(g, _)| a.only.iter().any(|o| o == g.name));
-        if plan.graphs.is_empty() {
+        latency_graphs.retain(|g| a.only.iter().any(|o| o == g.name));
+        if plan.graphs.is_empty() && latency_graphs.is_empty() {
             return Err(dyng::Error::invalid(format!(
-                "--only {}: no graph of this suite has that name (usroads, grid1000; full: also bremen, rgg_n_2_20)",
+                "--only {}: no graph of this suite has that name (usroads, grid1000; full: also bremen, rgg_n_2_20; latency: usroads, grid500, grid1000, grid2000, grid4000, bremen)",
                 a.only.join(",")
             )));
         }
@@ -79,13 +114,14 @@ pub fn run(a: BenchArgs) -> dyng::Result<ExitCode> {
     let streams = if a.stream_batches > 0 { plan.graphs.len() * a.threads.len() } else { 0 };
     eprintln!("dyng bench {}: {cases} cases of {runs} runs and {streams} streams of {} batches; a line per case as it ends", suite_name(a.suite), a.stream_batches);
     let before = machine::core_round_trip();
-    let (results, streams) = measure::run_plan(&plan, &a.threads, runs, a.stream_batches)?;
+    let (results, streams) = if plan.graphs.is_empty() { Default::default() } else { measure::run_plan(&plan, &a.threads, runs, a.stream_batches)? };
+    let latency = if latency_graphs.is_empty() { None } else { Some(run_latency(&latency_graphs, &a.threads, a.suite == Suite::Latency)?) };
     let after = machine::core_round_trip();
     let host = machine::Host { round_trip_ns: [before.0, after.0], worst_us: [before.1, after.1] };
     let name = suite_name(a.suite);
     std::fs::create_dir_all(&a.out).map_err(|e| dyng::Error::io(&a.out, e))?;
-    let written = report::write_all(&a.out, name, &results, &streams, &host)?;
-    print!("{}", report::markdown(name, &results, &streams, &host));
+    let written = report::write_all(&a.out, name, &results, &streams, latency.as_ref(), &host)?;
+    print!("{}", report::markdown(name, &results, &streams, latency.as_ref(), &host));
     for p in written {
         eprintln!("wrote {}", p.display());
     }

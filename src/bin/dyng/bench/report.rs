@@ -1,6 +1,7 @@
 //! The bench outputs: JSON (machine-readable), a Markdown table with the ratios, an SVG chart.
 
 use super::interval::{Interval, MIN_RUNS};
+use super::latency::Latency;
 use super::machine::Host;
 use super::measure::CaseResult;
 use super::stream::StreamResult;
@@ -165,6 +166,9 @@ struct ReportJson<'a> {
     machine: MachineJson,
     cases: Vec<CaseJson<'a>>,
     streams: Vec<StreamJson<'a>>,
+    /// The latency suite's results (`dyng bench latency`, and the small section of `quick`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    latency: Option<serde_json::Value>,
 }
 
 /// `lo-hi` for the Markdown table (empty where no interval could be taken).
@@ -204,12 +208,13 @@ pub fn stream_line(t: &StreamResult) -> String {
 }
 
 /// The whole run as JSON (serde_json: strings escaped, non-finite numbers as `null`).
-pub fn json(suite: &str, cases: &[CaseResult], streams: &[StreamResult], host: &Host) -> dyng::Result<String> {
+pub fn json(suite: &str, cases: &[CaseResult], streams: &[StreamResult], latency: Option<&Latency>, host: &Host) -> dyng::Result<String> {
     let report = ReportJson {
         suite,
         machine: machine_json(host),
         cases: cases.iter().map(CaseJson::of).collect(),
         streams: streams.iter().map(StreamJson::of).collect(),
+        latency: latency.map(|l| super::latency_report::json_value(&l.graphs, &l.cases)),
     };
     let mut s = serde_json::to_string_pretty(&report)
         .map_err(|e| dyng::Error::Internal(format!("bench JSON: {e}")))?;
@@ -240,7 +245,7 @@ fn streams_markdown(s: &mut String, streams: &[StreamResult]) {
     }
 }
 
-pub fn markdown(suite: &str, cases: &[CaseResult], streams: &[StreamResult], host: &Host) -> String {
+pub fn markdown(suite: &str, cases: &[CaseResult], streams: &[StreamResult], latency: Option<&Latency>, host: &Host) -> String {
     let mut s = format!(
         "## dyng bench `{suite}`\n\nTimes are medians in ms; ratios are from the same run: `update/recompute` is the ratio of the two medians, \
          `90% interval` its bootstrap interval over the runs (how far this run's noise leaves it uncertain), \
@@ -278,12 +283,17 @@ pub fn markdown(suite: &str, cases: &[CaseResult], streams: &[StreamResult], hos
         host.round_trip_ns[0], host.round_trip_ns[1], host.worst_us[0], host.worst_us[1]
     );
     streams_markdown(&mut s, streams);
-    s.push_str(&super::targets::markdown(cases));
+    if !cases.is_empty() {
+        s.push_str(&super::targets::markdown(cases));
+    }
+    if let Some(l) = latency {
+        s.push_str(&super::latency_report::markdown(&l.graphs, &l.cases));
+    }
     s
 }
 
 /// `s` as XML character data or attribute text.
-fn xml(s: &str) -> String {
+pub(super) fn xml(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -326,12 +336,21 @@ pub fn svg(suite: &str, cases: &[CaseResult]) -> String {
     s
 }
 
-pub fn write_all(dir: &Path, suite: &str, cases: &[CaseResult], streams: &[StreamResult], host: &Host) -> dyng::Result<Vec<PathBuf>> {
-    let files = [
-        (dir.join(format!("{suite}.json")), json(suite, cases, streams, host)?),
-        (dir.join(format!("{suite}.md")), markdown(suite, cases, streams, host)),
-        (dir.join(format!("{suite}.svg")), svg(suite, cases)),
+/// Writes `<suite>.json`, `.md` and `.svg` (the cases' chart, or the latency chart of a suite of
+/// latency cases only), and `<suite>-latency.svg` beside the cases' chart.
+pub fn write_all(dir: &Path, suite: &str, cases: &[CaseResult], streams: &[StreamResult], latency: Option<&Latency>, host: &Host) -> dyng::Result<Vec<PathBuf>> {
+    let latency_svg = latency.map(|l| super::latency_report::svg(&l.graphs, &l.cases));
+    let mut files = vec![
+        (dir.join(format!("{suite}.json")), json(suite, cases, streams, latency, host)?),
+        (dir.join(format!("{suite}.md")), markdown(suite, cases, streams, latency, host)),
     ];
+    match (cases.is_empty(), latency_svg) {
+        (true, Some(l)) => files.push((dir.join(format!("{suite}.svg")), l)),
+        (_, l) => {
+            files.push((dir.join(format!("{suite}.svg")), svg(suite, cases)));
+            files.extend(l.map(|l| (dir.join(format!("{suite}-latency.svg")), l)));
+        }
+    }
     let mut written = Vec::new();
     for (p, text) in files {
         std::fs::write(&p, text).map_err(|e| dyng::Error::io(&p, e))?;
@@ -369,7 +388,7 @@ mod tests {
     #[test]
     fn json_parses_back_with_strings_escaped_and_non_finite_numbers_null() {
         let host = Host { round_trip_ns: [1.0, 2.0], worst_us: [3.0, f64::NAN] };
-        let text = json("quick", &[case("g \"1\"\n\\")], &[], &host).expect("json");
+        let text = json("quick", &[case("g \"1\"\n\\")], &[], None, &host).expect("json");
         let v: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
         assert_eq!(v["cases"][0]["graph"], "g \"1\"\n\\");
         // update 1 ms over a recompute of 0 ms: an infinite ratio, written as null.
