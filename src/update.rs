@@ -94,13 +94,21 @@ struct ObjectiveFacts {
     weight_sum: i64,
 }
 
-fn objective_facts(g: &Graph, batch: &BatchView<'_>, j: usize) -> ObjectiveFacts {
+/// The facts of objective `j`. The largest weight is the graph's bound (kept without a pass over
+/// the column when a batch takes the last edge of the largest weight) where that bound leaves the
+/// words room for parents, as the exact weight then does too; only where it does not is the
+/// column read for the exact one, which the originals' packing rule is defined on.
+fn objective_facts(g: &mut Graph, batch: &BatchView<'_>, j: usize) -> ObjectiveFacts {
     let inserted = (0..batch.num_insertions())
         .map(|i| batch.ins_weights[i * batch.k + j])
         .max()
         .unwrap_or(1);
+    let bound = g.max_weight_bound(j).max(inserted) as i64;
+    if !Packing::choose(g.n(), bound).is_ok_and(|p| p.packed_parents()) {
+        g.settle_max_weight(j);
+    }
     ObjectiveFacts {
-        max_weight: (g.max_weight(j).max(inserted)) as i64,
+        max_weight: (g.max_weight_bound(j).max(inserted)) as i64,
         weight_sum: g.weight_sum(j),
     }
 }
@@ -144,7 +152,7 @@ pub fn update_timed(
     for r in results.iter() {
         for j in r.objectives() {
             if facts[j].is_none() {
-                let f = objective_facts(graph, batch, j);
+                let f = objective_facts(&mut *graph, batch, j);
                 Packing::choose(n, f.max_weight)?;
                 facts[j] = Some(f);
             }

@@ -160,7 +160,10 @@ fn long_streams_keep_the_originals_csr_and_in_rows() {
                 }
             }
         }
-        assert!(g.compactions() >= 3, "seed {seed}: {} compactions in the stream", g.compactions());
+        // (The 8-vertex graph stays below the few dozen unused slots any graph may keep.)
+        if n >= 25 {
+            assert!(g.compactions() >= 3, "seed {seed}: {} compactions in the stream", g.compactions());
+        }
     }
 }
 

@@ -97,19 +97,15 @@ impl Graph {
         s.facts.clone_from(&self.facts);
         s.masks.clear();
         s.masks.resize(batch.num_insertions(), 0);
-        let mut lost_max = false;
         let mut at = 0;
         let by_row = std::mem::take(&mut s.by_row);
         while at < by_row.len() {
             let u = by_row[at].0;
             let end = at + by_row[at..].iter().position(|x| x.0 != u).unwrap_or(by_row.len() - at);
-            lost_max |= self.change_row(u as usize, &by_row[at..end], batch);
+            self.change_row(u as usize, &by_row[at..end], batch);
             at = end;
         }
         self.scratch.by_row = by_row;
-        if lost_max {
-            self.recount_largest();
-        }
         Ok(())
     }
 
@@ -168,8 +164,8 @@ impl Graph {
     }
 
     /// Applies row `u`'s deletions and insertions (`changes`, batch order, deletions first) and
-    /// sets its insertions' masks; true when a column lost its last edge of the largest weight.
-    fn change_row(&mut self, u: usize, changes: &[(u32, u32)], batch: &BatchView<'_>) -> bool {
+    /// sets its insertions' masks.
+    fn change_row(&mut self, u: usize, changes: &[(u32, u32)], batch: &BatchView<'_>) {
         let k = self.k();
         let Graph { out, in_rows, facts, scratch: s, .. } = self;
         let mut inn = in_rows.get_mut();
@@ -191,12 +187,11 @@ impl Graph {
                 }
             }
         }
-        let mut kept = true;
         for &(_, c) in dels {
             let v = batch.del_dst[c as usize / 2];
             let Some(e) = out.find(u, v) else { continue };
             for (j, f) in facts.iter_mut().enumerate() {
-                kept &= f.remove(out.weight(j, e));
+                f.remove(out.weight(j, e));
             }
             out.remove(u, e);
             if let Some(inn) = inn.as_deref_mut() {
@@ -210,7 +205,7 @@ impl Graph {
             match out.find(u, v) {
                 Some(e) => {
                     for (j, f) in facts.iter_mut().enumerate() {
-                        kept &= f.remove(out.weight(j, e));
+                        f.remove(out.weight(j, e));
                         f.add(w[j]);
                     }
                     out.reweight(e, |j| w[j]);
@@ -240,20 +235,6 @@ impl Graph {
             let e = out.find(u, batch.ins_dst[i]).expect("an inserted edge is in its row");
             let before = &s.before[x * k..(x + 1) * k];
             s.masks[i] = (0..k).filter(|&j| out.weight(j, e) > before[j]).fold(0, |m, j| m | 1 << j);
-        }
-        !kept
-    }
-
-    /// Finds the largest weight of every column again (a batch took the last edge of one).
-    fn recount_largest(&mut self) {
-        let rows = self.out.rows();
-        for (j, f) in self.facts.iter_mut().enumerate() {
-            if f.at_max == 0 {
-                let c = rows.column(j);
-                let sum = f.sum;
-                *f = ColumnFacts::of((0..rows.n()).flat_map(|u| c[rows.row(u)].iter().copied()));
-                debug_assert_eq!(f.sum, sum);
-            }
         }
     }
 

@@ -27,12 +27,14 @@ pub struct Csr {
     facts: Vec<ColumnFacts>,
 }
 
-/// What the engines need to know of one weight column, kept exact by a resident graph's batches.
+/// What the engines need to know of one weight column, kept by a resident graph's batches: the
+/// sum exactly, the largest weight as a bound that is exact while some edge has it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ColumnFacts {
-    /// The largest weight, at least 1 (also for an edgeless graph).
+    /// The largest weight, at least 1 (also for an edgeless graph); once a batch took the last
+    /// edge of that weight (`at_max` 0), a bound above every weight.
     pub(crate) max: i32,
-    /// Edges whose weight is `max` (when a batch takes the last one, the column is read again).
+    /// Edges whose weight is `max`.
     pub(crate) at_max: usize,
     pub(crate) sum: i64,
 }
@@ -67,16 +69,18 @@ impl ColumnFacts {
         }
     }
 
-    /// Counts an edge of weight `w` out; false when it was the last of the largest weight (the
-    /// largest must then be found again).
+    /// Counts an edge of weight `w` out (the largest then stays a bound if it was the last of it).
     #[inline]
-    pub(crate) fn remove(&mut self, w: i32) -> bool {
+    pub(crate) fn remove(&mut self, w: i32) {
         self.sum -= w as i64;
-        if w == self.max {
+        if w == self.max && self.at_max > 0 {
             self.at_max -= 1;
-            return self.at_max > 0;
         }
-        true
+    }
+
+    /// Whether `max` is the largest weight itself (or the edgeless graph's 1).
+    pub(crate) fn exact(&self, edges: usize) -> bool {
+        self.at_max > 0 || edges == 0
     }
 }
 

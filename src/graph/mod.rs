@@ -126,12 +126,44 @@ impl Graph {
     /// The compact CSR of the current state, row by row as the originals' semantics give it.
     pub fn to_csr(&self) -> Csr {
         let (row_ptr, col_ind, weights) = self.rows().to_compact();
-        Csr::from_parts_unchecked(self.n(), self.k(), row_ptr, col_ind, weights, self.facts.clone())
+        let m = col_ind.len();
+        let facts = (0..self.k())
+            .map(|j| match self.facts[j] {
+                f if f.exact(m) => f,
+                _ => ColumnFacts::of(weights[j * m..(j + 1) * m].iter().copied()),
+            })
+            .collect();
+        Csr::from_parts_unchecked(self.n(), self.k(), row_ptr, col_ind, weights, facts)
     }
 
-    /// The largest weight of objective `j` (at least 1, also for an edgeless graph).
+    /// The largest weight of objective `j` (at least 1, also for an edgeless graph). Exact: after
+    /// a batch that took the last edge of the largest weight, this reads the column.
     pub fn max_weight(&self, j: usize) -> i32 {
+        let f = self.facts[j];
+        if f.exact(self.m()) {
+            return f.max;
+        }
+        let rows = self.rows();
+        let c = rows.column(j);
+        (0..self.n()).flat_map(|u| c[rows.row(u)].iter().copied()).max().unwrap_or(1).max(1)
+    }
+
+    /// A bound above every weight of objective `j`: the largest weight, or, after a batch that
+    /// took the last edge of the largest, that weight (what the packing of an update is chosen
+    /// from, unless only the exact largest weight leaves room for parents in the words).
+    pub(crate) fn max_weight_bound(&self, j: usize) -> i32 {
         self.facts[j].max
+    }
+
+    /// Makes the largest weight of objective `j` exact again (a pass over the column).
+    pub(crate) fn settle_max_weight(&mut self, j: usize) {
+        if !self.facts[j].exact(self.m()) {
+            let sum = self.facts[j].sum;
+            let rows = self.out.rows();
+            let c = rows.column(j);
+            self.facts[j] = ColumnFacts::of((0..rows.n()).flat_map(|u| c[rows.row(u)].iter().copied()));
+            debug_assert_eq!(self.facts[j].sum, sum);
+        }
     }
 
     /// The sum of the weights of objective `j`.

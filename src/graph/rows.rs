@@ -41,10 +41,16 @@ pub struct Rows<'a> {
     bounds: &'a [i32],
     stride: usize,
     heads: &'a [i32],
-    /// K columns of `slots` entries each.
-    weights: &'a [i32],
-    slots: usize,
+    columns: Columns<'a>,
     edges: usize,
+}
+
+/// The weight columns of [`Rows`]: one objective-major array (a CSR), or one array per column
+/// (a [`SlackRows`], whose columns grow apart).
+#[derive(Clone, Copy, Debug)]
+enum Columns<'a> {
+    Strided { weights: &'a [i32], slots: usize },
+    Separate(&'a [Vec<i32>]),
 }
 
 impl<'a> Rows<'a> {
@@ -52,7 +58,7 @@ impl<'a> Rows<'a> {
     pub(crate) fn compact(n: usize, k: usize, row_ptr: &'a [i32], heads: &'a [i32], weights: &'a [i32]) -> Self {
         debug_assert_eq!(row_ptr.len(), n + 1);
         debug_assert_eq!(weights.len(), heads.len() * k);
-        Rows { n, k, bounds: row_ptr, stride: 1, heads, weights, slots: heads.len(), edges: heads.len() }
+        Rows { n, k, bounds: row_ptr, stride: 1, heads, columns: Columns::Strided { weights, slots: heads.len() }, edges: heads.len() }
     }
 
     /// Number of vertices.
@@ -87,7 +93,10 @@ impl<'a> Rows<'a> {
     /// The weights of objective `j` by slot.
     #[inline(always)]
     pub fn column(&self, j: usize) -> &'a [i32] {
-        &self.weights[j * self.slots..(j + 1) * self.slots]
+        match self.columns {
+            Columns::Strided { weights, slots } => &weights[j * slots..(j + 1) * slots],
+            Columns::Separate(c) => &c[j],
+        }
     }
 
     /// The first slot of row `u` whose head is `v`, in row order.
@@ -158,8 +167,10 @@ pub(crate) struct SlackRows {
     bounds: Vec<i32>,
     /// Heads by slot; a row's slack holds `!row`; slots past `used` hold `FREE`.
     heads: Vec<i32>,
-    /// K columns of `slots` entries.
-    weights: Vec<i32>,
+    /// K columns of `slots` entries, each its own array: growing one is a reallocation that the
+    /// allocator can do without a copy (a large block is remapped), where columns in one array
+    /// would all move.
+    weights: Vec<Vec<i32>>,
     slots: usize,
     /// Slots handed to rows so far: `used..slots` is room for rows that move.
     used: usize,
@@ -190,10 +201,14 @@ impl SlackRows {
         s.slots = Self::slots_for(m, 0);
         s.heads = heads;
         s.heads.resize(s.slots, FREE);
-        s.weights = vec![0; s.slots * k];
-        for j in 0..k {
-            s.weights[j * s.slots..j * s.slots + m].copy_from_slice(&weights[j * m..(j + 1) * m]);
-        }
+        s.weights = (0..k)
+            .map(|j| {
+                let mut c = Vec::with_capacity(s.slots);
+                c.extend_from_slice(&weights[j * m..(j + 1) * m]);
+                c.resize(s.slots, 0);
+                c
+            })
+            .collect();
         s
     }
 
@@ -255,8 +270,7 @@ impl SlackRows {
             bounds: &self.bounds,
             stride: 2,
             heads: &self.heads,
-            weights: &self.weights,
-            slots: self.slots,
+            columns: Columns::Separate(&self.weights),
             edges: self.edges,
         }
     }
@@ -272,7 +286,7 @@ impl SlackRows {
 
     /// Bytes allocated.
     pub(crate) fn bytes(&self) -> usize {
-        4 * (self.bounds.capacity() + self.heads.capacity() + self.weights.capacity())
+        4 * (self.bounds.capacity() + self.heads.capacity() + self.weights.iter().map(Vec::capacity).sum::<usize>())
             + 8 * self.log.capacity()
             + 4 * self.saved.capacity()
     }
@@ -293,15 +307,20 @@ impl SlackRows {
     /// The weight of objective `j` at `slot`.
     #[inline]
     pub(crate) fn weight(&self, j: usize, slot: usize) -> i32 {
-        self.weights[j * self.slots + slot]
+        self.weights[j][slot]
     }
 
     /// Whether `extra` more slots (the worst case of the moves a batch may make, see
     /// [`SlackRows::room_for`]) fit at the end without a compaction, and the unused share is
     /// still small.
     fn fits(&self, extra: usize) -> bool {
+        self.used + extra <= self.slots && self.tidy()
+    }
+
+    /// Whether the regions rows moved away from and the slack are within their shares.
+    fn tidy(&self) -> bool {
         let slack = self.used - self.edges - self.dead;
-        self.used + extra <= self.slots && self.dead <= self.edges / DEAD_SHARE + 64 && slack <= self.edges / SLACK_SHARE + 64
+        self.dead <= self.edges / DEAD_SHARE + 64 && slack <= self.edges / SLACK_SHARE + 64
     }
 
     /// The slots the moves of a batch that removes `removed` edges of row `u` and then appends
@@ -320,8 +339,9 @@ impl SlackRows {
         total
     }
 
-    /// Makes `extra` slots of room at the end (compacting, with a larger allocation if need be:
-    /// twice `extra`, so that a stream of batches like this one does not compact at each),
+    /// Makes `extra` slots of room at the end: the arrays grow (to twice `extra`, so that a stream
+    /// of batches like this one does not grow them at each) where nothing is to be reclaimed, else
+    /// a compaction runs first,
     /// or refuses when the rows cannot be addressed with 32-bit offsets. Nothing is logged: a
     /// compaction changes no row's content.
     pub(crate) fn reserve_room(&mut self, extra: usize) -> Result<bool> {
@@ -334,6 +354,11 @@ impl SlackRows {
                 "dyng: the updated graph would need more than 2^31-1 edge slots ({} edges)",
                 self.edges
             )));
+        }
+        if self.tidy() {
+            // Only the room is short: nothing to reclaim, the arrays grow.
+            self.grow_room(extra)?;
+            return Ok(false);
         }
         self.compact(extra);
         Ok(true)
@@ -405,9 +430,8 @@ impl SlackRows {
             return;
         }
         self.heads.copy_within(from..from + size, to);
-        for j in 0..self.k {
-            let c = j * self.slots;
-            self.weights.copy_within(c + from..c + from + size, c + to);
+        for c in &mut self.weights {
+            c.copy_within(from..from + size, to);
         }
     }
 
@@ -436,30 +460,21 @@ impl SlackRows {
         keys.into_iter().map(|x| (x & 0xffff_ffff) as usize).collect()
     }
 
-    /// Gives every column `slots` slots (at least `used`), moving the columns to their new
-    /// offsets; shrinks only when a quarter would be left unused.
+    /// Gives the heads and every column `slots` slots (at least `used`); shrinks only when a
+    /// quarter would be left unused.
     fn resize_slots(&mut self, slots: usize) {
         let old = self.slots;
         if slots <= old && slots + slots / 4 >= old {
             return;
         }
-        let (k, used) = (self.k, self.used);
-        if slots > old {
-            self.heads.reserve_exact(slots - self.heads.len());
-            self.heads.resize(slots, FREE);
-            self.weights.reserve_exact(slots * k - self.weights.len());
-            self.weights.resize(slots * k, 0);
-            for j in (1..k).rev() {
-                self.weights.copy_within(j * old..j * old + used, j * slots);
+        for c in std::iter::once(&mut self.heads).chain(self.weights.iter_mut()) {
+            if slots > old {
+                c.reserve_exact(slots - c.len());
             }
-        } else {
-            for j in 1..k {
-                self.weights.copy_within(j * old..j * old + used, j * slots);
+            c.resize(slots, 0);
+            if slots < old {
+                c.shrink_to_fit();
             }
-            self.heads.truncate(slots);
-            self.heads.shrink_to_fit();
-            self.weights.truncate(slots * k);
-            self.weights.shrink_to_fit();
         }
         self.slots = slots;
     }
@@ -469,7 +484,7 @@ impl SlackRows {
         let at = self.saved.len() as u32;
         self.saved.push(self.heads[slot]);
         for j in 0..self.k {
-            self.saved.push(self.weights[j * self.slots + slot]);
+            self.saved.push(self.weights[j][slot]);
         }
         at
     }
@@ -481,9 +496,8 @@ impl SlackRows {
         let end = self.bounds[2 * u + 1] as usize;
         self.heads.copy_within(slot + 1..end, slot);
         self.heads[end - 1] = !(u as i32);
-        for j in 0..self.k {
-            let c = j * self.slots;
-            self.weights.copy_within(c + slot + 1..c + end, c + slot);
+        for c in &mut self.weights {
+            c.copy_within(slot + 1..end, slot);
         }
         self.bounds[2 * u + 1] -= 1;
         self.edges -= 1;
@@ -494,7 +508,7 @@ impl SlackRows {
         let at = self.save(slot);
         self.log.push(Step::Reweighted { slot: slot as u32, at });
         for j in 0..self.k {
-            self.weights[j * self.slots + slot] = weights(j);
+            self.weights[j][slot] = weights(j);
         }
     }
 
@@ -515,9 +529,8 @@ impl SlackRows {
             self.log.push(Step::Moved { row: u as u32, start: start as i32, end: end as i32, used: to as u32, dead: len as u32 });
             self.heads.copy_within(start..end, to);
             self.heads[to + len..to + room].fill(mark);
-            for j in 0..self.k {
-                let c = j * self.slots;
-                self.weights.copy_within(c + start..c + end, c + to);
+            for c in &mut self.weights {
+                c.copy_within(start..end, to);
             }
             self.bounds[2 * u] = to as i32;
             self.bounds[2 * u + 1] = (to + len) as i32;
@@ -526,7 +539,7 @@ impl SlackRows {
         let e = self.bounds[2 * u + 1] as usize;
         self.heads[e] = v;
         for j in 0..self.k {
-            self.weights[j * self.slots + e] = weights(j);
+            self.weights[j][e] = weights(j);
         }
         self.bounds[2 * u + 1] += 1;
         self.edges += 1;
@@ -549,17 +562,16 @@ impl SlackRows {
                     let end = self.bounds[2 * u + 1] as usize;
                     self.heads.copy_within(slot..end, slot + 1);
                     self.heads[slot] = self.saved[at];
-                    for j in 0..self.k {
-                        let c = j * self.slots;
-                        self.weights.copy_within(c + slot..c + end, c + slot + 1);
-                        self.weights[c + slot] = self.saved[at + 1 + j];
+                    for (j, c) in self.weights.iter_mut().enumerate() {
+                        c.copy_within(slot..end, slot + 1);
+                        c[slot] = self.saved[at + 1 + j];
                     }
                     self.bounds[2 * u + 1] += 1;
                     self.edges += 1;
                 }
                 Step::Reweighted { slot, at } => {
                     for j in 0..self.k {
-                        self.weights[j * self.slots + slot as usize] = self.saved[at as usize + 1 + j];
+                        self.weights[j][slot as usize] = self.saved[at as usize + 1 + j];
                     }
                 }
                 Step::Appended { row } => {
