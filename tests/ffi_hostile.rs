@@ -309,7 +309,7 @@ fn every_entry_point_refuses_out_of_range_values_through_the_worker() {
 }
 
 fn walk(w: &World) {
-    let (d0, p0) = tree0(&w);
+    let (d0, p0) = tree0(w);
     let g1 = OneObjective::new();
     // SAFETY (the whole test): every pointer passed is NULL, a dyng handle (live, quarantined
     // or of another type) or a buffer holding the count the call reads.
@@ -319,39 +319,39 @@ fn walk(w: &World) {
             for bad in BAD_VERTICES.iter().copied().filter(|&b| b != -1) {
                 let mut p = p0.clone();
                 p[v] = bad;
-                refused(sosp(&w, &g1, &[0], &[1], &[], 0, 0, 10, &d0, &p), &format!("sosp parent[{v}] = {bad}"));
-                refused(sosp(&w, &g1, &[], &[], &[], 0, 0, 10, &d0, &p), &format!("sosp, no change, parent[{v}] = {bad}"));
+                refused(sosp(w, &g1, &[0], &[1], &[], 0, 0, 10, &d0, &p), &format!("sosp parent[{v}] = {bad}"));
+                refused(sosp(w, &g1, &[], &[], &[], 0, 0, 10, &d0, &p), &format!("sosp, no change, parent[{v}] = {bad}"));
             }
             for bad in [-1i64, i64::MIN, i64::MAX, DYNG_DISTANCE_INF + 1] {
                 let mut d = d0.clone();
                 d[v] = bad;
-                clean(sosp(&w, &g1, &[0], &[1], &[], 0, 0, 10, &d, &p0), &format!("sosp dist[{v}] = {bad}"));
+                clean(sosp(w, &g1, &[0], &[1], &[], 0, 0, 10, &d, &p0), &format!("sosp dist[{v}] = {bad}"));
             }
         }
         for bad in BAD_VERTICES {
-            refused(sosp(&w, &g1, &[bad], &[1], &[], 0, 0, 10, &d0, &p0), &format!("sosp changed_src {bad}"));
-            refused(sosp(&w, &g1, &[0], &[bad], &[], 0, 0, 10, &d0, &p0), &format!("sosp changed_dst {bad}"));
-            refused(sosp(&w, &g1, &[], &[], &[bad], 0, 0, 10, &d0, &p0), &format!("sosp insert_heads {bad}"));
-            refused(sosp(&w, &g1, &[0], &[1], &[], bad, 0, 10, &d0, &p0), &format!("sosp source {bad}"));
+            refused(sosp(w, &g1, &[bad], &[1], &[], 0, 0, 10, &d0, &p0), &format!("sosp changed_src {bad}"));
+            refused(sosp(w, &g1, &[0], &[bad], &[], 0, 0, 10, &d0, &p0), &format!("sosp changed_dst {bad}"));
+            refused(sosp(w, &g1, &[], &[], &[bad], 0, 0, 10, &d0, &p0), &format!("sosp insert_heads {bad}"));
+            refused(sosp(w, &g1, &[0], &[1], &[], bad, 0, 10, &d0, &p0), &format!("sosp source {bad}"));
         }
         for (delta, mw) in [(i64::MIN, 10), (-1, 10), (i64::MAX, 10), (1, i32::MIN), (1, -1), (1, i32::MAX), (i64::MAX, i32::MAX)] {
-            clean(sosp(&w, &g1, &[0], &[1], &[1], 0, delta, mw, &d0, &p0), &format!("sosp delta {delta} max_weight {mw}"));
+            clean(sosp(w, &g1, &[0], &[1], &[1], 0, delta, mw, &d0, &p0), &format!("sosp delta {delta} max_weight {mw}"));
         }
         // A cycle in the caller's tree.
         let mut p = p0.clone();
         p[1] = 2;
         p[2] = 1;
-        refused(sosp(&w, &g1, &[0], &[1], &[], 0, 0, 10, &d0, &p), "sosp parent cycle");
+        refused(sosp(w, &g1, &[0], &[1], &[], 0, 0, 10, &d0, &p), "sosp parent cycle");
         // The descriptor itself.
         let mut bad = OneObjective::new();
         bad.row_ptr[2] = -3;
-        refused(sosp(&w, &bad, &[0], &[1], &[], 0, 0, 10, &d0, &p0), "sosp row_ptr negative");
+        refused(sosp(w, &bad, &[0], &[1], &[], 0, 0, 10, &d0, &p0), "sosp row_ptr negative");
         let mut bad = OneObjective::new();
         bad.col_ind[0] = N as i32;
-        refused(sosp(&w, &bad, &[0], &[1], &[], 0, 0, 10, &d0, &p0), "sosp col_ind = n");
+        refused(sosp(w, &bad, &[0], &[1], &[], 0, 0, 10, &d0, &p0), "sosp col_ind = n");
         let mut bad = OneObjective::new();
         bad.weights[0] = 0;
-        refused(sosp(&w, &bad, &[0], &[1], &[], 0, 0, 10, &d0, &p0), "sosp weight 0");
+        refused(sosp(w, &bad, &[0], &[1], &[], 0, 0, 10, &d0, &p0), "sosp weight 0");
 
         // Graph construction.
         let (rp, ci, wt) = csr_arrays();
@@ -825,7 +825,7 @@ fn fuzz_compute_and_adopt_through_the_worker() {
 }
 
 fn fuzz_compute_and_adopt_on(w: &World) {
-    let (d0, p0) = tree0(&w);
+    let (d0, p0) = tree0(w);
     let s = (
         (pick(), pick(), vertex(), enum_value(), struct_size(std::mem::size_of::<dyng_sssp_options_t>()), distance(), enum_value()),
         (enum_value(), prop::collection::vec(prop_oneof![3 => 1..4u32, 1 => any::<u32>()], 0..4), struct_size(std::mem::size_of::<dyng_mosp_options_t>())),
