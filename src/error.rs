@@ -1,13 +1,15 @@
 //! The one error type of the library and its classification.
 //!
-//! Every fallible function of the Rust API returns [`Error`]; the C ABI maps each variant to one
-//! stable `dyng_status_t` through [`Error::kind`]. Messages name the argument, the value and the rule
-//! that was broken, and I/O errors name the path (and the line and column where a parser stopped).
+//! Every fallible function of the Rust API returns [`Error`]; each variant has one stable
+//! [`ErrorKind`], whose number ([`ErrorKind::code`]) is the C ABI's `dyng_status_t` and what the
+//! worker protocol carries. Messages name the argument, the value and the rule that was broken,
+//! and I/O errors name the path (and the line and column where a parser stopped).
 
 use std::path::Path;
 
-/// What went wrong, as a stable category (the C ABI's status codes are derived from it).
+/// What went wrong, as a stable category with a stable number ([`ErrorKind::code`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ErrorKind {
     InvalidArgument,
     StaleResult,
@@ -25,6 +27,7 @@ pub enum ErrorKind {
 
 /// The library's error.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// An argument or input value breaks a documented rule.
     #[error("{0}")]
@@ -84,6 +87,49 @@ fn located(path: &str, line: usize, column: usize, message: &str) -> String {
     }
 }
 
+impl ErrorKind {
+    /// Every kind, in the order of their codes.
+    pub const ALL: [ErrorKind; 12] = [
+        ErrorKind::InvalidArgument,
+        ErrorKind::StaleResult,
+        ErrorKind::Io,
+        ErrorKind::Capacity,
+        ErrorKind::NotSupported,
+        ErrorKind::OutOfMemory,
+        ErrorKind::Cuda,
+        ErrorKind::WorkerLost,
+        ErrorKind::Timeout,
+        ErrorKind::Protocol,
+        ErrorKind::Internal,
+        ErrorKind::Resource,
+    ];
+
+    /// The kind's stable number: the C ABI's `DYNG_ERR_*` status of this kind, and the status a
+    /// worker reply carries. (The C ABI's own conditions, a NULL argument, a busy handle and a
+    /// caught panic, are codes of the boundary, not kinds.)
+    pub const fn code(self) -> i32 {
+        match self {
+            ErrorKind::InvalidArgument => 2,
+            ErrorKind::StaleResult => 3,
+            ErrorKind::Io => 4,
+            ErrorKind::Capacity => 5,
+            ErrorKind::NotSupported => 6,
+            ErrorKind::OutOfMemory => 7,
+            ErrorKind::Cuda => 8,
+            ErrorKind::WorkerLost => 9,
+            ErrorKind::Timeout => 10,
+            ErrorKind::Protocol => 11,
+            ErrorKind::Internal => 12,
+            ErrorKind::Resource => 14,
+        }
+    }
+
+    /// The kind numbered `code` ([`ErrorKind::code`]).
+    pub fn from_code(code: i32) -> Option<Self> {
+        ErrorKind::ALL.into_iter().find(|k| k.code() == code)
+    }
+}
+
 /// The library's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -103,6 +149,24 @@ impl Error {
             Error::Protocol(_) => ErrorKind::Protocol,
             Error::Resource(_) => ErrorKind::Resource,
             Error::Internal(_) => ErrorKind::Internal,
+        }
+    }
+
+    /// An error of `kind` with `message` (an I/O error gets `path` for its path).
+    pub fn of_kind(kind: ErrorKind, path: &str, message: String) -> Self {
+        match kind {
+            ErrorKind::InvalidArgument => Error::InvalidArgument(message),
+            ErrorKind::StaleResult => Error::StaleResult(message),
+            ErrorKind::Io => Error::Io { path: path.into(), source: std::io::Error::other(message) },
+            ErrorKind::Capacity => Error::Capacity(message),
+            ErrorKind::NotSupported => Error::NotSupported(message),
+            ErrorKind::OutOfMemory => Error::OutOfMemory(message),
+            ErrorKind::Cuda => Error::Cuda(message),
+            ErrorKind::WorkerLost => Error::WorkerLost(message),
+            ErrorKind::Timeout => Error::Timeout(message),
+            ErrorKind::Protocol => Error::Protocol(message),
+            ErrorKind::Resource => Error::Resource(message),
+            ErrorKind::Internal => Error::Internal(message),
         }
     }
 
@@ -126,6 +190,22 @@ impl Error {
             line,
             column,
             message: message.into(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_distinct_and_round_trip() {
+        for k in ErrorKind::ALL {
+            assert_eq!(ErrorKind::from_code(k.code()), Some(k));
+            assert_eq!(Error::of_kind(k, "p", "m".into()).kind(), k);
+        }
+        for c in [0, 1, 13, 15, 16, -1] {
+            assert_eq!(ErrorKind::from_code(c), None, "code {c} is not a kind's");
         }
     }
 }

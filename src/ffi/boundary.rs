@@ -6,7 +6,7 @@
 //! versioned structs) into checked Rust values, so entry points never touch a raw pointer twice.
 
 use super::consts::*;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use std::cell::{Cell, RefCell};
 use std::ffi::CString;
 use std::panic::{self, AssertUnwindSafe};
@@ -42,24 +42,6 @@ thread_local! {
     static IN_ENTRY_POINT: Cell<u32> = const { Cell::new(0) };
     /// The message (with location) of the last panic caught on this thread.
     static PANIC_MESSAGE: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
-/// Maps an error category to its stable C status.
-pub(crate) fn status_of(kind: ErrorKind) -> dyng_status_t {
-    match kind {
-        ErrorKind::InvalidArgument => DYNG_ERR_INVALID_ARGUMENT,
-        ErrorKind::StaleResult => DYNG_ERR_STALE_RESULT,
-        ErrorKind::Io => DYNG_ERR_IO,
-        ErrorKind::Capacity => DYNG_ERR_CAPACITY,
-        ErrorKind::NotSupported => DYNG_ERR_NOT_SUPPORTED,
-        ErrorKind::OutOfMemory => DYNG_ERR_OUT_OF_MEMORY,
-        ErrorKind::Cuda => DYNG_ERR_CUDA,
-        ErrorKind::WorkerLost => DYNG_ERR_WORKER_LOST,
-        ErrorKind::Timeout => DYNG_ERR_TIMEOUT,
-        ErrorKind::Protocol => DYNG_ERR_PROTOCOL,
-        ErrorKind::Resource => DYNG_ERR_RESOURCE,
-        ErrorKind::Internal => DYNG_ERR_INTERNAL,
-    }
 }
 
 /// Replaces the calling thread's last error message.
@@ -153,7 +135,7 @@ fn catch<T>(name: &str, body: impl FnOnce() -> FfiResult<T>) -> Result<T, dyng_s
         }
         Ok(Err(Fail::Lib(e))) => {
             set_last_error(&e.to_string());
-            Err(status_of(e.kind()))
+            Err(e.kind().code())
         }
         Err(_) => {
             let what = PANIC_MESSAGE

@@ -154,4 +154,33 @@ mod tests {
         );
         assert_eq!(super::DYNG_DISTANCE_INF, crate::DISTANCE_INF);
     }
+
+    use super::*;
+    use crate::error::ErrorKind;
+
+    /// The header's literal codes (cbindgen writes constants, not calls) are the kinds' own.
+    #[test]
+    fn the_c_status_of_each_kind_is_its_code() {
+        let c = [
+            (ErrorKind::InvalidArgument, DYNG_ERR_INVALID_ARGUMENT),
+            (ErrorKind::StaleResult, DYNG_ERR_STALE_RESULT),
+            (ErrorKind::Io, DYNG_ERR_IO),
+            (ErrorKind::Capacity, DYNG_ERR_CAPACITY),
+            (ErrorKind::NotSupported, DYNG_ERR_NOT_SUPPORTED),
+            (ErrorKind::OutOfMemory, DYNG_ERR_OUT_OF_MEMORY),
+            (ErrorKind::Cuda, DYNG_ERR_CUDA),
+            (ErrorKind::WorkerLost, DYNG_ERR_WORKER_LOST),
+            (ErrorKind::Timeout, DYNG_ERR_TIMEOUT),
+            (ErrorKind::Protocol, DYNG_ERR_PROTOCOL),
+            (ErrorKind::Internal, DYNG_ERR_INTERNAL),
+            (ErrorKind::Resource, DYNG_ERR_RESOURCE),
+        ];
+        assert_eq!(c.len(), ErrorKind::ALL.len());
+        for (k, status) in c {
+            assert_eq!(k.code(), status, "{k:?}");
+        }
+        for status in [DYNG_OK, DYNG_ERR_NULL_ARGUMENT, DYNG_ERR_PANIC, DYNG_ERR_BUSY] {
+            assert_eq!(ErrorKind::from_code(status), None);
+        }
+    }
 }

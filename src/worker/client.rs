@@ -11,7 +11,7 @@ use super::locate::resolve_worker_path;
 use super::frame::{announced_fds, decode_frame, encode_frame, protocol, Dec, Enc, Header, MAX_FRAME};
 use super::messages::*;
 use super::sys;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::graph::{BatchView, Csr};
 use crate::mosp::MospOptions;
 use crate::sssp::SsspOptions;
@@ -1587,27 +1587,18 @@ fn wire_delta(delta: Option<i64>) -> Result<i64> {
 
 /// Maps a REPLY_ERR back to the library error the in-process call would give.
 fn error_of(e: &ReplyErr) -> Error {
-    use crate::ffi::consts::*;
     let d = e.detail.clone();
     match e.condition {
         cond::CANCELLED => return Error::Timeout(format!("dyng worker: call cancelled: {d}")),
         cond::BACKPRESSURE => return Error::Capacity(format!("dyng worker: back-pressure: {d}")),
         _ => {}
     }
-    match e.status as i32 {
-        DYNG_ERR_INVALID_ARGUMENT => Error::InvalidArgument(d),
-        DYNG_ERR_STALE_RESULT => Error::StaleResult(d),
-        DYNG_ERR_CAPACITY => Error::Capacity(d),
-        DYNG_ERR_NOT_SUPPORTED => Error::NotSupported(d),
-        DYNG_ERR_OUT_OF_MEMORY => Error::OutOfMemory(d),
-        DYNG_ERR_CUDA => Error::Cuda(d),
-        DYNG_ERR_TIMEOUT => Error::Timeout(d),
-        DYNG_ERR_PROTOCOL => Error::Protocol(d),
-        DYNG_ERR_RESOURCE => Error::Resource(d),
-        // NULL_ARGUMENT, BUSY and PANIC belong to the C boundary, which a worker has not: they
-        // fall to Internal with the other values no worker sends.
-        DYNG_ERR_IO => Error::Io { path: "dyng worker".into(), source: std::io::Error::other(d) },
-        _ => Error::Internal(d),
+    // The C boundary's own codes (a NULL argument, a busy handle, a panic), which a worker has
+    // not, fall to Internal with the other values no worker sends; so does a worker that claims
+    // to have lost itself.
+    match ErrorKind::from_code(e.status as i32) {
+        Some(ErrorKind::WorkerLost) | None => Error::Internal(d),
+        Some(kind) => Error::of_kind(kind, "dyng worker", d),
     }
 }
 

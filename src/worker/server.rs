@@ -128,16 +128,16 @@ struct Fail {
 
 impl Fail {
     fn cond(condition: u16, detail: impl Into<String>) -> Self {
-        let status = match condition {
-            cond::INVALID_ARG => crate::ffi::consts::DYNG_ERR_INVALID_ARGUMENT,
-            cond::NOT_FOUND | cond::EPOCH => crate::ffi::consts::DYNG_ERR_STALE_RESULT,
-            cond::UNSUPPORTED => crate::ffi::consts::DYNG_ERR_NOT_SUPPORTED,
-            cond::CANCELLED => crate::ffi::consts::DYNG_ERR_TIMEOUT,
-            cond::BACKPRESSURE => crate::ffi::consts::DYNG_ERR_CAPACITY,
-            cond::OOM => crate::ffi::consts::DYNG_ERR_OUT_OF_MEMORY,
-            _ => crate::ffi::consts::DYNG_ERR_INTERNAL,
+        let kind = match condition {
+            cond::INVALID_ARG => ErrorKind::InvalidArgument,
+            cond::NOT_FOUND | cond::EPOCH => ErrorKind::StaleResult,
+            cond::UNSUPPORTED => ErrorKind::NotSupported,
+            cond::CANCELLED => ErrorKind::Timeout,
+            cond::BACKPRESSURE => ErrorKind::Capacity,
+            cond::OOM => ErrorKind::OutOfMemory,
+            _ => ErrorKind::Internal,
         };
-        Fail { status: status as u32, condition, retryable: false, state_lost: false, detail: detail.into(), tlvs: vec![] }
+        Fail { status: kind.code() as u32, condition, retryable: false, state_lost: false, detail: detail.into(), tlvs: vec![] }
     }
 }
 
@@ -145,7 +145,7 @@ impl From<Error> for Fail {
     fn from(e: Error) -> Self {
         let condition = if e.kind() == ErrorKind::OutOfMemory { cond::OOM } else { cond::NONE };
         Fail {
-            status: crate::ffi::boundary::status_of(e.kind()) as u32,
+            status: e.kind().code() as u32,
             condition,
             retryable: condition == cond::OOM,
             state_lost: false,
