@@ -1,0 +1,108 @@
+//! What a client is asked to do, and what it tells about itself: the worker's options, the
+//! host counters, the resident graph and results.
+
+use super::*;
+
+/// How to run the worker. `Default` gives the spec's defaults (13.3).
+#[derive(Debug, Clone)]
+pub struct WorkerOptions {
+    /// The executable; `None` = `$DYNG_WORKER`, else the installation's (see [`crate::worker::locate`]).
+    pub worker_path: Option<PathBuf>,
+    pub spawn_timeout: Duration,
+    pub heartbeat_ms: u32,
+    /// A running call with no frame for this long means a hung worker.
+    pub hang_timeout: Duration,
+    /// Deadline of every call; `None` = no deadline.
+    pub call_timeout: Option<Duration>,
+    pub cancel_grace: Duration,
+    pub lend_ttl_ms: u32,
+    /// Limit on bytes lent and not yet acknowledged; 0 = no limit.
+    pub max_lent_bytes: u64,
+    /// Keep the journal that rebuilds a restarted worker (12.2).
+    pub journal: bool,
+    /// A checkpoint (12.3) replaces the journal's base and batches once it holds more than this
+    /// many UPDATE batches; 0 = no limit on the count. Default 64.
+    pub checkpoint_batches: usize,
+    /// ... or more than this many bytes of journaled batch input; 0 = no limit on the bytes.
+    /// Default 256 MiB. Both 0: no checkpoints, the journal grows until the next LOAD_GRAPH.
+    pub checkpoint_bytes: u64,
+    /// Retries of idempotent calls after a worker death.
+    pub max_retries: u32,
+    /// The crash-loop guard (section 11): after this many worker deaths within
+    /// `crash_loop_window` the client stops respawning and every call gives `WorkerLost`
+    /// ("unstable"). Default 3 in 60 s (13.3); `usize::MAX` turns the guard off (the chaos
+    /// soak kills on purpose).
+    pub crash_loop_deaths: usize,
+    pub crash_loop_window: Duration,
+    /// 0 AUTO, 1 CPU, 2 CUDA.
+    pub backend: u8,
+    pub allow_build_skew: bool,
+    /// XXH3-64 checksums of every array in both directions (6.6, `strict_flags.CHECKSUMS`): the
+    /// worker hashes its replies and the host verifies them before handing out a view, the host
+    /// hashes its inputs and the worker verifies them. A mismatch is `Protocol`. Off by default:
+    /// it costs a hash of every array on each side (measured in docs/worker.md).
+    pub checksums: bool,
+    /// Extra environment for the worker process only (tests pass `DYNG_FAULT` this way).
+    pub env: Vec<(String, String)>,
+}
+
+impl Default for WorkerOptions {
+    fn default() -> Self {
+        WorkerOptions {
+            worker_path: None,
+            spawn_timeout: Duration::from_secs(30),
+            heartbeat_ms: 500,
+            hang_timeout: Duration::from_secs(10),
+            call_timeout: None,
+            cancel_grace: Duration::from_secs(2),
+            lend_ttl_ms: 60_000,
+            max_lent_bytes: 0,
+            journal: true,
+            checkpoint_batches: 64,
+            checkpoint_bytes: 256 << 20,
+            max_retries: 1,
+            crash_loop_deaths: 3,
+            crash_loop_window: Duration::from_secs(60),
+            backend: 0,
+            allow_build_skew: false,
+            checksums: false,
+            env: Vec::new(),
+        }
+    }
+}
+
+/// Counters of the host side (13.3), for tests and diagnostics.
+#[derive(Debug, Default)]
+pub struct HostCounters {
+    pub generation: AtomicU32,
+    pub restarts: AtomicU64,
+    pub live_replies: AtomicU64,
+    pub acks_sent: AtomicU64,
+    pub acks_dropped: AtomicU64,
+    pub retired_seen: AtomicU64,
+    pub heartbeats: AtomicU64,
+    /// Checkpoints that replaced the journal's base (12.3).
+    pub checkpoints: AtomicU64,
+    /// Checkpoints given up (the worker refused or died); the journal stayed as it was.
+    pub checkpoint_failures: AtomicU64,
+}
+
+/// Facts about the graph resident in the worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GraphInfo {
+    pub n: usize,
+    pub m: usize,
+    pub k: usize,
+    pub epoch: u64,
+}
+
+/// A result resident in the worker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RemoteResult {
+    pub id: u64,
+    /// Objectives of a MOSP result (0 for SSSP).
+    pub k: usize,
+    /// The combined graph's scale L (MOSP only).
+    pub scale: u32,
+    pub epoch: u64,
+}
