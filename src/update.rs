@@ -10,7 +10,8 @@ use crate::error::{Error, Result};
 use crate::graph::{BatchView, Graph};
 use crate::mosp::MospResult;
 use crate::resources::{PooledWorkspace, Resources};
-use crate::sssp::engine::{self, Changes};
+use crate::sssp::engine;
+use crate::sssp::run::Changes;
 use crate::sssp::packing::Packing;
 use crate::sssp::{default_delta, graph_delta, lease_workspace, view, with_exec, SsspResult, UpdateStats, Workspace};
 use std::sync::Arc;
@@ -312,7 +313,7 @@ impl Ctx<'_> {
             from: &lists.from,
             to: &lists.to,
             heads: b.ins_dst,
-            inserted: Some(engine::Inserted {
+            inserted: Some(crate::sssp::run::Inserted {
                 from: b.ins_src,
                 weights: b.ins_weights,
                 stride: b.k,

@@ -22,7 +22,7 @@ use super::combined_graph::CombinedGraph;
 use super::preferences::Preferences;
 use crate::error::Result;
 use crate::resources::{PooledWorkspace, Resources};
-use crate::sssp::engine::is_finite;
+use crate::sssp::run::is_finite;
 use crate::sssp::exec::Exec;
 use crate::sssp::{default_delta, engine, with_exec, Fallback, UpdateStats, Workspace};
 
@@ -187,11 +187,11 @@ fn repair<E: Exec>(
     largest: &mut Option<i64>,
 ) -> Result<UpdateStats> {
     let n = dist.len();
-    let changes = engine::Changes {
+    let changes = crate::sssp::run::Changes {
         from: &cw.from,
         to: &cw.to,
         heads: &cw.heads,
-        inserted: Some(engine::Inserted {
+        inserted: Some(crate::sssp::run::Inserted {
             from: &cw.head_tails,
             weights: &cw.head_weights,
             stride: 1,

@@ -26,7 +26,7 @@
 
 use crate::graph::resize_for_overwrite;
 use crate::sssp::prefetch::{prefetch_at, AHEAD};
-use crate::sssp::engine::{InView, OutView};
+use crate::sssp::run::{InView, OutView};
 
 /// The combined graph of K trees (see the module doc).
 #[derive(Debug, Clone, Default)]

@@ -7,7 +7,7 @@ use super::combine::reserve_total;
 use super::combined_graph::CombinedGraph;
 use crate::error::{Error, Result};
 use crate::graph::{BatchView, Rows};
-use crate::sssp::engine::atomic_i64;
+use crate::sssp::run::atomic_i64;
 use crate::sssp::exec::Exec;
 use crate::sssp::prefetch::{prefetch, AHEAD};
 use std::sync::atomic::{AtomicI64, Ordering::{Acquire, Relaxed, Release}};

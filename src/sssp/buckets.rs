@@ -25,7 +25,7 @@
 //! Counters: `pushes` counts expansions, `iterations` the distances expanded (non-empty buckets),
 //! `epochs` stays 0.
 
-use super::engine::{touch, Run};
+use super::run::{touch, Run};
 use super::near_far::Search;
 use super::exec::Exec;
 use super::packing::Packing;

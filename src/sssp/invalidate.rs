@@ -6,7 +6,7 @@
 //! exact count. A caller's arrays (which may hold a parent cycle) are resolved bottom-up instead,
 //! every vertex walking up its parents. Either way the invalidated vertices are left stamped `g0`.
 
-use super::engine::{is_finite, Changes, InView, Run, GRAIN_LIST, GRAIN_VERTICES, UNKNOWN};
+use super::run::{is_finite, Changes, InView, Run, GRAIN_LIST, GRAIN_VERTICES, UNKNOWN};
 use super::exec::Exec;
 use super::prefetch::{prefetch, prefetch_at, AHEAD};
 use super::workspace::{Appender, VertexList, Workspace};

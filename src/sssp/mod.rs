@@ -13,6 +13,7 @@ mod near_far;
 pub mod packing;
 mod predict;
 pub(crate) mod prefetch;
+pub(crate) mod run;
 pub(crate) mod team_choice;
 pub mod stats;
 pub(crate) mod validate;
@@ -21,7 +22,7 @@ pub mod workspace;
 use crate::error::{Error, Result};
 use crate::graph::{Csr, Graph, Rows};
 use crate::resources::{Lease, Resources};
-use engine::{Changes, OutView};
+use run::{Changes, OutView};
 use std::sync::Arc;
 
 pub use stats::{default_delta, UpdateStats};
@@ -320,7 +321,7 @@ impl SsspResult {
         let canonical = validate::check_on_graph(&graph.rows(), objective, source, &dist, &parent, &what)?;
         // One more pass after the validation's passes over every vertex and edge, so that the
         // first update of an adopted tree finds it as the next updates do.
-        let largest = dist.iter().copied().filter(|&d| engine::is_finite(d)).max();
+        let largest = dist.iter().copied().filter(|&d| crate::sssp::run::is_finite(d)).max();
         Ok(SsspResult {
             graph_id: graph.id(),
             version: graph.version(),

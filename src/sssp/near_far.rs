@@ -2,7 +2,7 @@
 //! one-member bucket queue where it applies (`buckets.rs`).
 
 use super::buckets::{bucket_search, ring_size};
-use super::engine::{touch, Generations, Run, GRAIN_LIST, GRAIN_VERTICES};
+use super::run::{touch, Generations, Run, GRAIN_LIST, GRAIN_VERTICES};
 use super::exec::{Exec, Team};
 use super::packing::PACKED_INF;
 use super::stats::UpdateStats;

@@ -15,7 +15,7 @@
 //! those below all of them, so a subset that already reaches the share decides for the whole
 //! batch. Only a batch that the subset does not decide is marked in full and sampled again.
 
-use super::engine::{is_finite, Changes, Generations};
+use super::run::{is_finite, Changes, Generations};
 use super::prefetch::{prefetch_at, AHEAD};
 use super::workspace::{Appender, Workspace};
 use std::sync::atomic::Ordering::Relaxed;
@@ -493,7 +493,7 @@ fn drops<'a>(c: &'a Changes<'_>, dist: &'a [i64]) -> impl Iterator<Item = (usize
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sssp::engine::Inserted;
+    use crate::sssp::run::Inserted;
 
     /// A star around vertex 0 (weight 10 to every other vertex) and its tree.
     fn star(n: usize) -> (Vec<i64>, Vec<i32>) {

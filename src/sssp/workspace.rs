@@ -182,7 +182,7 @@ impl Workspace {
 
     fn with_capacity(c: usize) -> Self {
         Workspace {
-            packed: (0..c).map(|_| AtomicU64::new(super::engine::NOT_LOADED)).collect(),
+            packed: (0..c).map(|_| AtomicU64::new(super::run::NOT_LOADED)).collect(),
             stamp: (0..c).map(|_| AtomicI32::new(0)).collect(),
             in_far: (0..c).map(|_| AtomicU8::new(0)).collect(),
             state: (0..c).map(|_| AtomicU8::new(0)).collect(),

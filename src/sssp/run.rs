@@ -1,0 +1,189 @@
+//! What the steps of one engine run share: the views of the graph they read, the changes of a
+//! batch, the run's parameters (`Run`, with the old tree a trusted repair reads its words from),
+//! the stamp generations, the per-vertex states and the loops' grains.
+
+use super::exec::Exec;
+use super::packing::{Packing, PACKED_INF};
+use super::stats::UpdateStats;
+use super::workspace::{Appender, Workspace};
+use crate::error::Result;
+use crate::DISTANCE_INF;
+use std::sync::atomic::{AtomicI32, AtomicI64, Ordering::Relaxed};
+
+/// One objective's edges with one weight column, out-edges or in-edges (then `col` holds the
+/// tails): row u is `bounds[s u]..bounds[s u + 1]` of `col`/`w`, for the stride s. A compact CSR
+/// passes its `row_ptr` (stride 1); a resident graph's rows and the combined graph a MOSP result
+/// keeps pass (start, end) pairs (stride 2), their rows having room to grow between them. Either
+/// way a row's two bounds share a cache line.
+#[derive(Clone, Copy)]
+pub(crate) struct OutView<'a> {
+    pub bounds: &'a [i32],
+    pub stride: usize,
+    pub n: usize,
+    pub col: &'a [i32],
+    pub w: &'a [i32],
+    /// Edges in the rows.
+    pub edges: usize,
+}
+
+/// In-edges have the same view (tails in `col`).
+pub(crate) type InView<'a> = OutView<'a>;
+
+impl<'a> OutView<'a> {
+    /// Objective `j` of `rows`.
+    pub(crate) fn of(rows: &crate::graph::Rows<'a>, j: usize) -> Self {
+        let (bounds, stride) = rows.bounds();
+        OutView { bounds, stride, n: rows.n(), col: rows.heads(), w: rows.column(j), edges: rows.edges() }
+    }
+
+    pub(crate) fn n(&self) -> usize {
+        self.n
+    }
+
+    #[inline(always)]
+    pub(crate) fn row(&self, u: usize) -> std::ops::Range<usize> {
+        let i = u * self.stride;
+        let b = &self.bounds[i..i + 2];
+        b[0] as usize..b[1] as usize
+    }
+}
+
+/// What changed for one objective: possible roots (deleted or heavier edges, batch order) and the
+/// heads of all insertions (with their tails and weights when the caller has them).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Changes<'a> {
+    pub from: &'a [i32],
+    pub to: &'a [i32],
+    pub heads: &'a [i32],
+    pub inserted: Option<Inserted<'a>>,
+}
+
+/// The tails and this objective's weights of the insertions whose heads are `Changes::heads`.
+#[derive(Clone, Copy)]
+pub(crate) struct Inserted<'a> {
+    pub from: &'a [i32],
+    /// Edge-major: insertion `i` has this objective's weight at `i * stride + column`.
+    pub weights: &'a [i32],
+    pub stride: usize,
+    pub column: usize,
+}
+
+pub(super) const GRAIN_VERTICES: usize = 4096;
+pub(super) const GRAIN_LIST: usize = 64;
+
+const _: () = assert!(std::mem::align_of::<AtomicI64>() == std::mem::align_of::<i64>());
+const _: () = assert!(std::mem::align_of::<AtomicI32>() == std::mem::align_of::<i32>());
+
+pub(crate) fn atomic_i64(s: &mut [i64]) -> &[AtomicI64] {
+    // SAFETY: AtomicI64 has the size and (asserted above) alignment of i64, and the exclusive borrow
+    // guarantees no other access to the slice while the atomic view lives.
+    unsafe { &*(s as *mut [i64] as *const [AtomicI64]) }
+}
+
+pub(super) fn atomic_i32(s: &mut [i32]) -> &[AtomicI32] {
+    // SAFETY: as in `atomic_i64`, for i32.
+    unsafe { &*(s as *mut [i32] as *const [AtomicI32]) }
+}
+
+#[inline]
+pub(crate) fn is_finite(d: i64) -> bool {
+    d < DISTANCE_INF / 2
+}
+
+/// The word of a vertex a trusted repair has not written yet: its old tree's, made from its
+/// distance and parent when read (`Run::word`). Between runs every word of a workspace is this,
+/// so a repair neither packs the old tree nor clears anything it did not touch. No packed word
+/// equals it: its distance field is all ones, above the largest distance a packing holds.
+pub(crate) const NOT_LOADED: u64 = u64::MAX - 1;
+
+/// The old tree whose words a trusted repair reads where it has not written them.
+#[derive(Clone, Copy)]
+pub(super) struct OldWords<'a> {
+    pub(super) dist: &'a [i64],
+    pub(super) parent: &'a [i32],
+}
+
+/// The parameters shared by the steps of one run.
+pub(super) struct Run<'a, E: Exec> {
+    pub(super) exec: &'a E,
+    pub(super) out: OutView<'a>,
+    pub(super) source: usize,
+    pub(super) delta: u64,
+    pub(super) packing: Packing,
+    /// The old tree, in a trusted repair's search (its words are loaded lazily).
+    pub(super) old: Option<OldWords<'a>>,
+}
+
+impl<E: Exec> Run<'_, E> {
+    /// The word of `v`: the slot's, or the old tree's where the slot was not written in this run.
+    #[inline(always)]
+    pub(super) fn word(&self, ws: &Workspace, v: usize) -> u64 {
+        self.loaded(ws.packed[v].load(Relaxed), v)
+    }
+
+    /// `raw`, read from `v`'s slot (by a load or a read-modify-write), as a word.
+    #[inline(always)]
+    pub(super) fn loaded(&self, raw: u64, v: usize) -> u64 {
+        if raw != NOT_LOADED {
+            return raw;
+        }
+        match self.old {
+            Some(t) if is_finite(t.dist[v]) => self.packing.pack(t.dist[v] as u64, t.parent[v]),
+            _ => PACKED_INF,
+        }
+    }
+}
+
+impl<'a, E: Exec> Run<'a, E> {
+    /// Chooses the packing, sizes the workspace and starts the stats of one run.
+    pub(super) fn prepare(
+        exec: &'a E,
+        out: OutView<'a>,
+        source: usize,
+        delta: i64,
+        max_weight: i64,
+        ws: &mut Workspace,
+    ) -> Result<(Self, UpdateStats)> {
+        let n = out.n();
+        let packing = Packing::choose(n, max_weight)?;
+        ws.reserve(n);
+        ws.touched_listed = false;
+        let stats = UpdateStats {
+            packed_parents: packing.packed_parents(),
+            ..Default::default()
+        };
+        let delta = delta as u64;
+        Ok((Run { exec, out, source, delta, packing, old: None }, stats))
+    }
+}
+
+/// Flags `v` touched and lists it, once.
+#[inline]
+pub(super) fn touch<E: Exec>(run: &Run<'_, E>, ws: &Workspace, v: usize, touched: &mut Appender<'_>) {
+    if ws.state[v].load(Relaxed) == UNKNOWN && run.exec.set_flag(&ws.state[v]) == UNKNOWN {
+        touched.push(v as i32);
+    }
+}
+
+/// A vertex's `state` between runs (and, in the bottom-up invalidation, not yet resolved).
+pub(super) const UNKNOWN: u8 = 0;
+/// In a trusted update's search: the vertex's word may differ from the old tree's.
+pub(super) const TOUCHED: u8 = 1;
+
+/// The stamp generation counter of one run (written back to the workspace at the end).
+pub(super) struct Generations(pub(super) i32);
+
+impl Generations {
+    /// The next generation; stamps are reset when the counter would overflow.
+    pub(super) fn next(&mut self, ws: &Workspace) -> i32 {
+        if self.0 == i32::MAX {
+            for s in &ws.stamp {
+                s.store(0, Relaxed);
+            }
+            self.0 = 0;
+        }
+        self.0 += 1;
+        self.0
+    }
+}
+
