@@ -196,6 +196,9 @@ pub(crate) fn update<'i, E: Exec>(
         // the sample's walks up the tree cost thousands of steps (usroads: 0.1-0.4 ms). A walk
         // that passes the cap falls back to the sample, having cost no more than it would.
         let mut quick: Option<(i32, usize)> = None;
+        // The vertices a quick walk found the repair to search: at most its invalidated ones and
+        // those below its improving heads (where the search stays, but for shortcuts).
+        let mut quick_work = None;
         if let (Some(a @ Adaptive { predict_share: Some(share), .. }), OldTree::Trusted) = (adaptive, old_tree) {
             let largest = || match old_largest.get() {
                 Some(l) => l,
@@ -220,6 +223,7 @@ pub(crate) fn update<'i, E: Exec>(
                     let below = count_below_heads(&run, ws, &changes, dist, parent, g0, g, cap - count);
                     stats.visits.predict += (changes.heads.len() + ws.frontier.len()) as i64;
                     quick = quick.filter(|_| below.is_some());
+                    quick_work = below.map(|b| ws.candidates.len() + b + changes.heads.len());
                 }
             }
             if let Some((g0, count)) = quick {
@@ -264,7 +268,7 @@ pub(crate) fn update<'i, E: Exec>(
         // update 0.88-0.91x; in a fast phase within 3 % either way. (Session 10 tried asking
         // before every walk, min of 7 rounds, and saw no gain.)
         let early = (!may_recompute).then(|| {
-            let solo = exec.solo(SearchKind::Repair, n, run.out.edges);
+            let solo = exec.solo(SearchKind::Repair, n, run.out.edges, quick_work);
             exec.loops_inline(solo);
             solo
         });
@@ -305,7 +309,7 @@ pub(crate) fn update<'i, E: Exec>(
         // where the search runs on one member the other loops of the repair run on the calling
         // thread too: they are smaller than the search, and a hand-off to the pool costs more
         // than they do.
-        let solo = early.unwrap_or_else(|| exec.solo(SearchKind::Repair, n, run.out.edges));
+        let solo = early.unwrap_or_else(|| exec.solo(SearchKind::Repair, n, run.out.edges, None));
         exec.loops_inline(solo);
         if let Invalidation::Counted { listed_up_to, .. } = invalidation {
             let before = ws.candidates.len();

@@ -41,9 +41,10 @@ pub(crate) trait Exec: Sync {
     fn team<F: Fn(&Team<'_>) + Sync>(&self, solo: bool, f: F);
     /// True when a search of `kind` over `n` vertices and `m` edges runs on one member: always when
     /// sequential, on a one-thread pool or below [`TEAM_MIN_VERTICES`] vertices, and otherwise,
-    /// for a repair, when one member has lately been clearly faster than a team (`TeamChoice`).
+    /// for a repair, when one member has lately been clearly faster than a team (`TeamChoice`),
+    /// or when it touches fewer vertices than a choice is timed on (`work`, where known).
     /// Asked once per search.
-    fn solo(&self, kind: SearchKind, n: usize, m: usize) -> bool;
+    fn solo(&self, kind: SearchKind, n: usize, m: usize, work: Option<usize>) -> bool;
     /// True when a one-member search may run the bucket queue (`buckets.rs`): not for the
     /// reference, whose counters follow the originals' near-far schedule.
     fn bucket_queue(&self) -> bool;
@@ -217,7 +218,7 @@ impl Exec for Sequential {
             barrier: None,
         })
     }
-    fn solo(&self, _kind: SearchKind, _n: usize, _m: usize) -> bool {
+    fn solo(&self, _kind: SearchKind, _n: usize, _m: usize, _work: Option<usize>) -> bool {
         true
     }
     fn bucket_queue(&self) -> bool {
@@ -368,9 +369,9 @@ impl Exec for Parallel<'_> {
         });
         least.into_inner()
     }
-    fn solo(&self, kind: SearchKind, n: usize, m: usize) -> bool {
+    fn solo(&self, kind: SearchKind, n: usize, m: usize, work: Option<usize>) -> bool {
         if self.chooses(kind, n) {
-            self.choice.solo(kind, n, m)
+            self.choice.solo(kind, n, m, work)
         } else {
             self.one_member(n)
         }
@@ -488,7 +489,7 @@ mod tests {
         let exec = fixture.exec();
         let caller = std::thread::current().id();
         let seen = Mutex::new(Vec::new());
-        assert!(!exec.solo(SearchKind::Static, TEAM_MIN_VERTICES, 4 * TEAM_MIN_VERTICES), "untimed: a team");
+        assert!(!exec.solo(SearchKind::Static, TEAM_MIN_VERTICES, 4 * TEAM_MIN_VERTICES, None), "untimed: a team");
         exec.team(false, |team| {
             team.sync();
             seen.lock().push((team.tid, std::thread::current().id() == caller));
@@ -498,7 +499,7 @@ mod tests {
         seen.sort();
         assert_eq!(seen, vec![(0, true), (1, false), (2, false)]);
         // Below the size threshold the caller runs alone.
-        assert!(exec.solo(SearchKind::Static, TEAM_MIN_VERTICES - 1, 4 * TEAM_MIN_VERTICES));
+        assert!(exec.solo(SearchKind::Static, TEAM_MIN_VERTICES - 1, 4 * TEAM_MIN_VERTICES, None));
         let alone = AtomicUsize::new(0);
         exec.team(true, |team| {
             assert!(team.is_alone());

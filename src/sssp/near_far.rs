@@ -43,7 +43,7 @@ pub(super) fn near_far<E: Exec>(
         return Search::Finished;
     }
     let (n, m) = (run.out.n(), run.out.edges);
-    let solo = chosen.unwrap_or_else(|| run.exec.solo(kind, n, m));
+    let solo = chosen.unwrap_or_else(|| run.exec.solo(kind, n, m, None));
     let clock = std::time::Instant::now();
     let end = search(run, ws, gens, stats, push_budget, track, solo);
     let work = match kind {
