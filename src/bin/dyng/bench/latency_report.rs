@@ -43,7 +43,7 @@ changed, in the K trees and the combined tree.\n\n\
         );
     }
     s.push_str(
-        "\nPer graph: the line time = a + b changes + c affected fitted to every update above, the \
+        "\nPer graph: the line time = a + b changes + c affected fitted to the repairs of the small batches above (no tree recomputed), the \
 static cost per vertex (MOSP compute / n) beside c, and the resident graph's memory against the \
 compact CSR and reverse CSR (2 x 4 (n + 1 + m (K + 1)) bytes).\n\n\
 | graph | n | m | threads | compute ms | a ms | b us/change | c us/affected | compute us/vertex | c / compute per vertex | graph B/vertex | B/edge | over compact | compactions | peak RSS MiB |\n\
