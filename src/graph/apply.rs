@@ -208,10 +208,10 @@ impl Graph {
                         f.remove(out.weight(j, e));
                         f.add(w[j]);
                     }
-                    out.reweight(e, |j| w[j]);
+                    out.reweight(u, e, |j| w[j]);
                     if let Some(inn) = inn.as_deref_mut() {
                         let s = inn.find(v as usize, u as i32).expect("the in-rows hold every edge");
-                        inn.reweight(s, |j| w[j]);
+                        inn.reweight(v as usize, s, |j| w[j]);
                     }
                 }
                 None => {

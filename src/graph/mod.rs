@@ -11,6 +11,7 @@ pub mod apply;
 pub mod batch;
 pub mod csr;
 pub mod dijkstra;
+pub(crate) mod mirror;
 pub(crate) mod rows;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,6 +24,7 @@ pub use rows::Rows;
 
 use apply::ApplyScratch;
 use csr::ColumnFacts;
+use mirror::Attached;
 use rows::SlackRows;
 
 static NEXT_GRAPH_ID: AtomicU64 = AtomicU64::new(1);
@@ -52,6 +54,9 @@ pub struct Graph {
     id: u64,
     version: u64,
     scratch: ApplyScratch,
+    /// Engines' copies of the rows (the CUDA engine's device mirror), kept with the graph so that
+    /// they live as long as it does and an update brings them up to date from the rows' journals.
+    mirrors: Attached,
 }
 
 impl Clone for Graph {
@@ -64,6 +69,7 @@ impl Clone for Graph {
             id: NEXT_GRAPH_ID.fetch_add(1, Ordering::Relaxed),
             version: 0,
             scratch: ApplyScratch::default(),
+            mirrors: Attached::default(),
         }
     }
 }
@@ -80,6 +86,7 @@ impl Graph {
             id: NEXT_GRAPH_ID.fetch_add(1, Ordering::Relaxed),
             version: 0,
             scratch: ApplyScratch::default(),
+            mirrors: Attached::default(),
         }
     }
 
@@ -115,7 +122,22 @@ impl Graph {
 
     /// The in-rows: row v lists the tails of the edges into v (made on first use).
     pub fn in_rows(&self) -> Rows<'_> {
-        self.in_rows.get_or_init(|| SlackRows::reversed(&self.out.rows())).rows()
+        self.in_store().rows()
+    }
+
+    /// The store of the out-rows (for copies kept elsewhere, `mirror.rs`).
+    pub(crate) fn out_store(&self) -> &SlackRows {
+        &self.out
+    }
+
+    /// The store of the in-rows (made on first use).
+    pub(crate) fn in_store(&self) -> &SlackRows {
+        self.in_rows.get_or_init(|| SlackRows::reversed(&self.out.rows()))
+    }
+
+    /// The engines' copies of the rows.
+    pub(crate) fn mirrors(&self) -> &Attached {
+        &self.mirrors
     }
 
     /// Whether the in-rows have been made.

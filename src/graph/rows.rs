@@ -13,6 +13,7 @@
 //! old region unused. Unused slots are reclaimed by a compaction, in place, once they pass a share
 //! of the edges or the end of the arrays has no room left for the moves a batch may make.
 
+use super::mirror::Journal;
 use crate::error::{Error, Result};
 
 /// The largest slot index (bounds are i32).
@@ -150,8 +151,8 @@ impl<'a> From<&'a super::Graph> for Rows<'a> {
 enum Step {
     /// An edge was removed from `row` at `slot`; its head and weights are in `saved` at `at`.
     Removed { row: u32, slot: u32, at: u32 },
-    /// The weights of `slot` were replaced; the old ones are in `saved` at `at`.
-    Reweighted { slot: u32, at: u32 },
+    /// The weights of `slot` (in `row`) were replaced; the old ones are in `saved` at `at`.
+    Reweighted { row: u32, slot: u32, at: u32 },
     /// An edge was appended to `row` in its own region.
     Appended { row: u32 },
     /// `row` moved to the end of the arrays from its old bounds, leaving `dead` slots.
@@ -184,6 +185,9 @@ pub(crate) struct SlackRows {
     compactions: u64,
     /// Built since the last commit (by [`SlackRows::reversed`]): an undo drops it instead.
     fresh: bool,
+    /// The rows changed (and undone) and the layout changes, for copies kept elsewhere (the CUDA
+    /// engine's device mirror, `graph/mirror.rs`).
+    journal: Journal,
 }
 
 impl SlackRows {
@@ -279,6 +283,11 @@ impl SlackRows {
         self.edges
     }
 
+    /// What changed since a copy of these rows last caught up (`mirror.rs`).
+    pub(crate) fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
     /// Compactions so far.
     pub(crate) fn compactions(&self) -> u64 {
         self.compactions
@@ -289,6 +298,7 @@ impl SlackRows {
         4 * (self.bounds.capacity() + self.heads.capacity() + self.weights.iter().map(Vec::capacity).sum::<usize>())
             + 8 * self.log.capacity()
             + 4 * self.saved.capacity()
+            + self.journal.bytes()
     }
 
     #[inline]
@@ -422,6 +432,7 @@ impl SlackRows {
         self.resize_slots(Self::slots_for(at, 2 * extra));
         self.heads[self.used..].fill(FREE);
         self.compactions += 1;
+        self.journal.relayout();
     }
 
     /// Moves `(from, size, to)` slots down, in the heads and every column.
@@ -477,6 +488,7 @@ impl SlackRows {
             }
         }
         self.slots = slots;
+        self.journal.relayout();
     }
 
     /// Saves the head and weights of `slot` for the undo.
@@ -493,6 +505,7 @@ impl SlackRows {
     pub(crate) fn remove(&mut self, u: usize, slot: usize) {
         let at = self.save(slot);
         self.log.push(Step::Removed { row: u as u32, slot: slot as u32, at });
+        self.journal.touch(u);
         let end = self.bounds[2 * u + 1] as usize;
         self.heads.copy_within(slot + 1..end, slot);
         self.heads[end - 1] = !(u as i32);
@@ -503,10 +516,12 @@ impl SlackRows {
         self.edges -= 1;
     }
 
-    /// Replaces the weights at `slot`.
-    pub(crate) fn reweight(&mut self, slot: usize, weights: impl Fn(usize) -> i32) {
+    /// Replaces the weights at `slot` of row `u`.
+    pub(crate) fn reweight(&mut self, u: usize, slot: usize, weights: impl Fn(usize) -> i32) {
+        debug_assert!(self.row(u).contains(&slot));
         let at = self.save(slot);
-        self.log.push(Step::Reweighted { slot: slot as u32, at });
+        self.log.push(Step::Reweighted { row: u as u32, slot: slot as u32, at });
+        self.journal.touch(u);
         for j in 0..self.k {
             self.weights[j][slot] = weights(j);
         }
@@ -517,6 +532,7 @@ impl SlackRows {
     pub(crate) fn append(&mut self, u: usize, v: i32, weights: impl Fn(usize) -> i32) {
         let (start, end) = (self.bounds[2 * u] as usize, self.bounds[2 * u + 1] as usize);
         let mark = !(u as i32);
+        self.journal.touch(u);
         if self.heads.get(end) == Some(&mark) {
             self.log.push(Step::Appended { row: u as u32 });
         } else {
@@ -550,12 +566,16 @@ impl SlackRows {
         self.fresh = false;
         self.log.clear();
         self.saved.clear();
+        self.journal.trim(self.n);
     }
 
     /// Reverts every change since the last commit, newest first: the rows, their bounds and the
     /// arrays' use are exactly as they were.
     pub(crate) fn undo(&mut self) {
         while let Some(step) = self.log.pop() {
+            // A copy that took the batch's rows must take them again as they were.
+            let (Step::Removed { row, .. } | Step::Reweighted { row, .. } | Step::Appended { row } | Step::Moved { row, .. }) = step;
+            self.journal.touch(row as usize);
             match step {
                 Step::Removed { row, slot, at } => {
                     let (u, slot, at) = (row as usize, slot as usize, at as usize);
@@ -569,7 +589,7 @@ impl SlackRows {
                     self.bounds[2 * u + 1] += 1;
                     self.edges += 1;
                 }
-                Step::Reweighted { slot, at } => {
+                Step::Reweighted { slot, at, .. } => {
                     for j in 0..self.k {
                         self.weights[j][slot as usize] = self.saved[at as usize + 1 + j];
                     }
@@ -622,7 +642,7 @@ mod tests {
         s.append(0, 0, |j| [8, 80][j]); // row 0 is full: it moves
         s.append(1, 1, |j| [9, 90][j]); // an empty row moves too
         s.append(1, 2, |j| [6, 60][j]);
-        s.reweight(s.find(0, 2).unwrap(), |j| [11, 110][j]);
+        s.reweight(0, s.find(0, 2).unwrap(), |j| [11, 110][j]);
         assert_eq!(
             rows_of(&s),
             vec![
