@@ -1,5 +1,6 @@
-// dyng: device graph upload kernels (reference-behaviour §6.2) and the exclusive scan shared with
-// the combined graph (§6.6).
+// dyng: device graph kernels: the upload of a caller's CSR with its reverse built on the device
+// (reference-behaviour §6.2), the scatter that brings a resident graph's device mirror up to date,
+// and the exclusive scan shared with the combined graph (§6.6).
 //
 // The reverse CSR is filled with atomic cursors, so the order of tails inside an in-row is not
 // deterministic; every consumer is order-insensitive (a minimum over packed words).
@@ -63,5 +64,37 @@ extern "C" __global__ void fillReverseKernel(const int* rowPtr, const int* colIn
             inColInd[slot] = u;
             for (int j = 0; j < k; ++j) inWeights[(i64)j * m + slot] = outWeights[(i64)j * m + e];
         }
+    }
+}
+
+// Brings a device mirror of a resident graph's rows up to date (src/graph/mirror.rs, whose tests
+// hold this kernel's host twin). `staged` holds, in ints: the ids of r rows, their (start, end)
+// pairs (2r), the exclusive prefix sums of their lengths (r + 1), their heads (s), then each of the
+// k columns' weights (s each). Column j of the mirror starts at weights + j * columnLen. Each
+// staged slot finds its row by a binary search of the sums (empty rows share their sum). The rows'
+// slots are disjoint and nothing is read from the mirror, so the writes may land in any order.
+extern "C" __global__ void scatterRowsKernel(const int* staged, int r, int s, int k, int* bounds, int* heads,
+                                             int* weights, i64 columnLen) {
+    const int* ids = staged;
+    const int* pairs = ids + r;
+    const int* offsets = pairs + 2 * (i64)r;
+    const int* stagedHeads = offsets + r + 1;
+    const int* stagedWeights = stagedHeads + s;
+    const i64 tid = (i64)blockIdx.x * blockDim.x + threadIdx.x;
+    const i64 stride = (i64)gridDim.x * blockDim.x;
+    for (i64 i = tid; i < r; i += stride) {
+        const i64 u = ids[i];
+        bounds[2 * u] = pairs[2 * i];
+        bounds[2 * u + 1] = pairs[2 * i + 1];
+    }
+    for (i64 i = tid; i < s; i += stride) {
+        int lo = 0, hi = r;
+        while (lo + 1 < hi) {
+            const int mid = (lo + hi) >> 1;
+            if (offsets[mid] <= i) lo = mid; else hi = mid;
+        }
+        const i64 dst = pairs[2 * lo] + (i - offsets[lo]);
+        heads[dst] = stagedHeads[i];
+        for (int j = 0; j < k; ++j) weights[j * columnLen + dst] = stagedWeights[(i64)j * s + i];
     }
 }

@@ -10,6 +10,11 @@
 // ships no cooperative_groups.h), so the grid barrier and the warp-aggregated append are written
 // with intrinsics. The Rust mirror of `Params` and `Control` is src/cuda/engine.rs; keep both
 // layouts in step.
+//
+// Row u of the out-rows is outBounds[u * outStride] .. outBounds[u * outStride + 1] of outCol and
+// outW (the in-rows likewise): stride 1 for a compact CSR (a row pointer of n + 1 entries: the
+// combined graph, a caller's CSR), 2 for the (start, end) pairs of a resident graph's device
+// mirror, whose rows have room to grow (src/graph/rows.rs).
 
 typedef long long i64;
 typedef unsigned long long u64;
@@ -47,10 +52,10 @@ struct Control {
 // Kernel parameters, passed by value. Pointers first, then 64-bit scalars, then 32-bit ones, so
 // the C layout has no hidden padding and the Rust mirror is a plain #[repr(C)] struct.
 struct Params {
-    const int* outRowPtr;
+    const int* outBounds;
     const int* outCol;
     const int* outW;
-    const int* inRowPtr;
+    const int* inBounds;
     const int* inTails;
     const int* inW;
     const int* changedFrom;
@@ -80,6 +85,8 @@ struct Params {
     int fromScratch;
     int maxRounds;
     int firstGeneration;
+    int outStride;    // 1: a row pointer; 2: (start, end) pairs
+    int inStride;
 };
 
 __device__ __forceinline__ u64 noneField(int bits) { return (1ull << bits) - 1ull; }
@@ -284,7 +291,8 @@ extern "C" __global__ void __launch_bounds__(256) sospPersistentKernel(Params p)
             int v = __ldcg(&p.candidates[i]);
             u64 cur = __ldcg(&p.word[v]);
             u64 best = cur;
-            for (int e = p.inRowPtr[v]; e < p.inRowPtr[v + 1]; ++e) {
+            const int* row = p.inBounds + (i64)v * p.inStride;
+            for (int e = row[0]; e < row[1]; ++e) {
                 int u = p.inTails[e];
                 u64 wu = __ldcg(&p.word[u]);
                 if (wu == PACKED_INF) continue;
@@ -334,7 +342,8 @@ extern "C" __global__ void __launch_bounds__(256) sospPersistentKernel(Params p)
                     u64 wu = __ldcg(&p.word[u]);
                     if (wu == PACKED_INF) continue;
                     u64 du = distOf(wu, bits);
-                    for (int e = p.outRowPtr[u]; e < p.outRowPtr[u + 1]; ++e) {
+                    const int* row = p.outBounds + (i64)u * p.outStride;
+                    for (int e = row[0]; e < row[1]; ++e) {
                         int x = p.outCol[e];
                         if (x == p.source) continue;
                         u64 nd = du + (u64)p.outW[e];
@@ -417,7 +426,8 @@ extern "C" __global__ void __launch_bounds__(256) sospPersistentKernel(Params p)
         for (unsigned u = tid; u < n; u += stride) {
             u64 wu = __ldcg(&p.word[u]);
             if (wu == PACKED_INF) continue;
-            for (int e = p.outRowPtr[u]; e < p.outRowPtr[u + 1]; ++e) {
+            const int* row = p.outBounds + (i64)u * p.outStride;
+            for (int e = row[0]; e < row[1]; ++e) {
                 int x = p.outCol[e];
                 if (x != p.source && wu + (u64)p.outW[e] == __ldcg(&p.word[x])) atomicMin(&p.parent[x], (int)u);
             }

@@ -206,16 +206,16 @@ fn update_results(
 ) -> Result<Vec<UpdateStats>> {
     let clock = std::time::Instant::now();
     let n = graph.n();
-    // What the engines read besides the graph's rows: the CUDA engine one device copy of the
-    // graph, made once for all results.
+    // What the engines read besides the graph's rows: the CUDA engine the graph's device mirror,
+    // brought up to date once for all results (the rows the batch changed).
     let device = match res.cuda() {
-        Some(cuda) => Some(cuda.upload_graph(&graph.to_csr())?),
+        Some(cuda) => Some(cuda.mirror(graph, true)?),
         None => None,
     };
     let mut lists = res.workspaces().lease(ChangedLists::default);
     let mut ws = lease_workspace(res, n);
     let had_in_rows = graph.has_in_rows();
-    let ctx = Ctx { res, graph, device: device.as_ref(), batch, masks: graph.increase_masks(), facts, original_m, in_rows_ns: std::cell::Cell::new(0) };
+    let ctx = Ctx { res, graph, device: device.as_deref(), batch, masks: graph.increase_masks(), facts, original_m, in_rows_ns: std::cell::Cell::new(0) };
     timings.prepare_ns = clock.elapsed().as_nanos() as u64;
     let mut all_stats = Vec::with_capacity(results.len());
     for r in results.iter_mut() {

@@ -84,7 +84,7 @@ fn compute_and_update_are_canonical() {
         let g = Csr::from_edges(n, 1, &src, &dst, &w).unwrap();
         let dg = engine.upload_graph(&g).unwrap();
         let (mut d, mut p) = (vec![0i64; n], vec![0i32; n]);
-        engine.sssp_compute(&pool, &dg, 0, 0, None, &mut d, &mut p).unwrap();
+        engine.sssp_compute(&pool, &dg, 0, 0, None, None, &mut d, &mut p).unwrap();
         assert_eq!((d.clone(), p.clone()), canonical(n, &src, &dst, &w, 0), "static n = {n}");
         // Update: every 7th edge heavier (a possible root), every 11th lighter (an insertion head).
         let mut w2 = w.clone();
@@ -119,11 +119,11 @@ fn steady_state_allocates_nothing() {
     let (src, dst, w) = graph(n, 4, 50, 9);
     let dg = engine.upload_graph(&Csr::from_edges(n, 1, &src, &dst, &w).unwrap()).unwrap();
     let (mut d, mut p) = (vec![0i64; n], vec![0i32; n]);
-    engine.sssp_compute(&pool, &dg, 0, 0, None, &mut d, &mut p).unwrap();
+    engine.sssp_compute(&pool, &dg, 0, 0, None, None, &mut d, &mut p).unwrap();
     let first = pool.counters();
     let bytes = pool.idle_bytes();
     for _ in 0..10 {
-        engine.sssp_compute(&pool, &dg, 0, 0, None, &mut d, &mut p).unwrap();
+        engine.sssp_compute(&pool, &dg, 0, 0, None, None, &mut d, &mut p).unwrap();
     }
     let after = pool.counters();
     assert_eq!(after.created, first.created, "no new workspace");
@@ -147,7 +147,7 @@ fn two_threads_two_streams_share_one_pool() {
             s.spawn(move || {
                 for _ in 0..20 {
                     let (mut d, mut p) = (vec![0i64; n], vec![0i32; n]);
-                    e.sssp_compute(pool, dg, 0, 0, None, &mut d, &mut p).unwrap();
+                    e.sssp_compute(pool, dg, 0, 0, None, None, &mut d, &mut p).unwrap();
                     assert_eq!(&(d, p), expected);
                 }
             });

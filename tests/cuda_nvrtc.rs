@@ -78,3 +78,17 @@ fn cache_returns_the_same_image() {
     let b = nvrtc::compile_cached(&nvrtc::GRAPH, (9, 0), Output::Ptx).unwrap();
     assert!(std::sync::Arc::ptr_eq(&a, &b));
 }
+
+/// The persistent kernel takes its parameters as one struct whose Rust mirror is
+/// `dyng::cuda::engine::Params`: the PTX declares its size, which must be the mirror's.
+#[test]
+fn the_kernel_parameter_block_is_the_size_of_its_rust_mirror() {
+    if !nvrtc_or_skip() {
+        return;
+    }
+    let ptx = nvrtc::compile(&nvrtc::SOSP, (9, 0), Output::Ptx).unwrap();
+    let text = String::from_utf8(ptx.image).expect("PTX is text");
+    let want = format!("sospPersistentKernel_param_0[{}]", std::mem::size_of::<dyng::cuda::engine::Params>());
+    let declared = text.lines().find(|l| l.contains("sospPersistentKernel_param_0")).unwrap_or("none");
+    assert!(declared.contains(&want), "PTX declares {declared:?}, the Rust mirror wants {want}");
+}

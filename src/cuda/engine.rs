@@ -3,12 +3,13 @@
 //! Each run fills the kernel parameters, zeroes the control block, launches the persistent kernel
 //! once as a cooperative grid (`blocks per SM` from the occupancy API x SMs, 256 threads), copies
 //! the control block back and maps its flags to errors. Distances and parents travel as host
-//! arrays (copied in and out around the launch); the graph stays on the device. Packing follows
+//! arrays (copied in and out around the launch); the graph stays on the device, a resident graph's
+//! as a mirror brought up to date by each update (`mirror.rs`). Packing follows
 //! the CUDA rule (reference §6.4): packed iff (n-1)W fits next to the parent field, candidates
 //! above (n-1)W are dropped; the outputs equal the host engines' bit for bit.
 
 use super::context::{driver_error, guarded, Device};
-use super::device_graph::DeviceGraph;
+use super::device_graph::{DeviceGraph, RowsPtr};
 use super::fence::{EventFence, Fenced};
 use super::nvrtc::{self, KernelSource, Output};
 use super::workspace::{DeviceBuffer, DeviceWorkspace};
@@ -57,10 +58,10 @@ const _: () = assert!(std::mem::size_of::<Control>() == 96);
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Params {
-    pub out_row_ptr: u64,
+    pub out_bounds: u64,
     pub out_col: u64,
     pub out_w: u64,
-    pub in_row_ptr: u64,
+    pub in_bounds: u64,
     pub in_tails: u64,
     pub in_w: u64,
     pub changed_from: u64,
@@ -90,9 +91,11 @@ pub struct Params {
     pub from_scratch: i32,
     pub max_rounds: i32,
     pub first_generation: i32,
+    pub out_stride: i32,
+    pub in_stride: i32,
 }
 
-const _: () = assert!(std::mem::size_of::<Params>() == 25 * 8 + 8 * 4);
+const _: () = assert!(std::mem::size_of::<Params>() == 25 * 8 + 10 * 4);
 
 // SAFETY: plain-old-data with the C layout of the kernel's struct (asserted sizes, no pointers
 // the host dereferences); passing it by value as a kernel argument copies the bytes.
@@ -136,6 +139,7 @@ pub struct Kernels {
     fill_reverse: CudaFunction,
     count_edges: CudaFunction,
     fill_edges: CudaFunction,
+    scatter_rows: CudaFunction,
     /// Cooperative grid size of the persistent kernel.
     grid_blocks: u32,
 }
@@ -175,7 +179,9 @@ impl Kernels {
                 "dyng: the persistent kernel cannot be resident on this device (occupancy 0)".into(),
             ));
         }
-        // graph.cu order: split, in-degree, scan, fill reverse; combine.cu: count, fill.
+        // graph.cu order: split, in-degree, scan, fill reverse, scatter rows; combine.cu: count,
+        // fill.
+        let scatter_rows = graph.remove(4);
         let fill_reverse = graph.remove(3);
         let scan = graph.remove(2);
         let in_degree = graph.remove(1);
@@ -188,6 +194,7 @@ impl Kernels {
             fill_reverse,
             count_edges,
             fill_edges,
+            scatter_rows,
             grid_blocks,
         })
     }
@@ -249,6 +256,24 @@ impl Kernels {
             Ok(())
         })
     }
+
+    /// Scatters `r` staged rows of `slots` slots in all (layout: `graph/mirror.rs`) into a
+    /// mirror's rows (pairs) with `k` columns of `column_len` slots.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn scatter_rows(&self, device: &Device, staged: u64, r: usize, slots: usize, k: usize, rows: [u64; 3], column_len: usize) -> Result<()> {
+        let (r_i, s_i, k_i, len) = (r as i32, slots as i32, k as i32, column_len as i64);
+        let [bounds, heads, weights] = rows;
+        guarded("scatterRowsKernel", || {
+            let mut b = device.stream().launch_builder(&self.scatter_rows);
+            b.arg(&staged).arg(&r_i).arg(&s_i).arg(&k_i).arg(&bounds).arg(&heads).arg(&weights).arg(&len);
+            // SAFETY: matches `scatterRowsKernel(const int*, int, int, int, int*, int*, int*,
+            // i64)`; `staged` holds 4r + 1 + (k + 1) slots ints; every staged row id is below n
+            // (bounds hold 2n) and every staged slot below the mirror's column_len (heads hold
+            // column_len, weights k x column_len).
+            unsafe { b.launch(Self::cfg(grid_for(slots.max(r)), BLOCK_SIZE)) }.map_err(|e| driver_error("scatterRowsKernel", e))?;
+            Ok(())
+        })
+    }
 }
 
 /// A changed-edge list for one objective (same meaning as the host engine's).
@@ -296,6 +321,9 @@ impl PooledWorkspace for DeviceCombineWorkspace {
 pub struct CudaEngine {
     device: Device,
     kernels: Kernels,
+    /// The token under which graphs keep this engine's device mirrors (`mirror.rs`); shared by
+    /// the engines of one context (`with_new_stream`), whose memory they all read.
+    pub(crate) owner: std::sync::Arc<()>,
 }
 
 impl std::fmt::Debug for CudaEngine {
@@ -317,7 +345,7 @@ impl CudaEngine {
 
     pub fn from_device(device: Device) -> Result<Self> {
         let kernels = Kernels::new(&device)?;
-        Ok(CudaEngine { device, kernels })
+        Ok(CudaEngine { device, kernels, owner: Default::default() })
     }
 
     /// The same context and kernels on a new stream (for concurrent runs).
@@ -325,7 +353,12 @@ impl CudaEngine {
         Ok(CudaEngine {
             device: self.device.with_new_stream()?,
             kernels: Kernels { ..self.kernels_clone() },
+            owner: self.owner.clone(),
         })
+    }
+
+    pub(crate) fn kernels(&self) -> &Kernels {
+        &self.kernels
     }
 
     fn kernels_clone(&self) -> Kernels {
@@ -337,6 +370,7 @@ impl CudaEngine {
             fill_reverse: k.fill_reverse.clone(),
             count_edges: k.count_edges.clone(),
             fill_edges: k.fill_edges.clone(),
+            scatter_rows: k.scatter_rows.clone(),
             grid_blocks: k.grid_blocks,
         }
     }
@@ -383,13 +417,15 @@ impl CudaEngine {
         check_changes(n, changes.from, changes.to, changes.heads)?;
         check_parents(n, parent)?;
         let packing = CudaPacking::choose(n, max_weight)?;
-        let out = (graph.row_ptr.ptr(), graph.col_ind.ptr(), graph.out_column(objective));
-        let inn = (graph.in_row_ptr.ptr(), graph.in_tails.ptr(), graph.in_column(objective));
+        let (out, inn) = (graph.out.view(objective), graph.in_rows()?.view(objective));
         self.run(pool, n, out, inn, Some(changes), source, delta, packing, dist, parent)
     }
 
     /// Static solve of objective `objective` from `source` into `dist`/`parent` (their content on
-    /// entry only affects `UpdateStats::affected`).
+    /// entry only affects `UpdateStats::affected`). The packing is chosen from `max_weight`, the
+    /// objective's largest weight, or where `None` from what the graph keeps: a CSR's largest
+    /// weight, a mirror's bound above it (a static solve of a resident graph passes the exact one,
+    /// as the host engines use).
     #[allow(clippy::too_many_arguments)]
     pub fn sssp_compute(
         &self,
@@ -398,6 +434,7 @@ impl CudaEngine {
         objective: usize,
         source: usize,
         delta: Option<i64>,
+        max_weight: Option<i64>,
         dist: &mut [i64],
         parent: &mut [i32],
     ) -> Result<UpdateStats> {
@@ -405,8 +442,8 @@ impl CudaEngine {
         check_objective(objective, graph.k)?;
         let delta = delta.unwrap_or_else(|| default_delta(graph.m, n, graph.weight_sum[objective]));
         check_args(n, source, delta, dist.len(), parent.len())?;
-        let packing = CudaPacking::choose(n, graph.max_weight[objective])?;
-        let out = (graph.row_ptr.ptr(), graph.col_ind.ptr(), graph.out_column(objective));
+        let packing = CudaPacking::choose(n, max_weight.unwrap_or(graph.max_weight[objective]))?;
+        let out = graph.out.view(objective);
         self.run(pool, n, out, out, None, source, delta, packing, dist, parent)
     }
 
@@ -416,8 +453,8 @@ impl CudaEngine {
         &self,
         pool: &WorkspacePool,
         n: usize,
-        out: (u64, u64, u64),
-        inn: (u64, u64, u64),
+        out: RowsPtr,
+        inn: RowsPtr,
         changes: Option<ChangeSet<'_>>,
         source: usize,
         delta: i64,
@@ -452,12 +489,12 @@ impl CudaEngine {
         ws.control.upload(&stream, control_bytes)?;
         ws.generation += 1;
         let params = Params {
-            out_row_ptr: out.0,
-            out_col: out.1,
-            out_w: out.2,
-            in_row_ptr: inn.0,
-            in_tails: inn.1,
-            in_w: inn.2,
+            out_bounds: out.bounds,
+            out_col: out.heads,
+            out_w: out.weights,
+            in_bounds: inn.bounds,
+            in_tails: inn.heads,
+            in_w: inn.weights,
             changed_from: ws.changed_from.ptr(),
             changed_to: ws.changed_to.ptr(),
             insert_heads: ws.heads.ptr(),
@@ -485,6 +522,8 @@ impl CudaEngine {
             from_scratch: changes.is_none() as i32,
             max_rounds: max_rounds(n),
             first_generation: ws.generation,
+            out_stride: out.stride,
+            in_stride: inn.stride,
         };
         let grid = self.kernels.grid_blocks;
         guarded("sospPersistentKernel", || {
@@ -492,7 +531,7 @@ impl CudaEngine {
             b.arg(&params);
             // SAFETY: `Params` mirrors the kernel's parameter struct; every pointer is a live
             // device allocation of the sizes the kernel indexes (n-sized workspace arrays, the
-            // graph's CSR, the uploaded change lists). The grid does not exceed the occupancy
+            // graph's rows at their stride, the uploaded change lists). The grid does not exceed the occupancy
             // limit, as a cooperative launch requires.
             unsafe { b.launch_cooperative(Kernels::cfg(grid, BLOCK_SIZE)) }
                 .map_err(|e| driver_error("cooperative launch of sospPersistentKernel", e))?;
@@ -601,7 +640,7 @@ impl CudaEngine {
         let edges = host_sums[0] as usize;
         let delta = default_delta(edges, n, host_sums[1] as i64);
         let packing = CudaPacking::choose(n, base)?;
-        let out = (cw.row_ptr.ptr(), cw.col_ind.ptr(), cw.weights.ptr());
+        let out = RowsPtr { bounds: cw.row_ptr.ptr(), stride: 1, heads: cw.col_ind.ptr(), weights: cw.weights.ptr() };
         let search = self.run(pool, n, out, out, None, source, delta, packing, dist, parent)?;
         lease.end(&stream)?;
         lease.give_back();

@@ -7,7 +7,11 @@
 //!
 //! Rust API (not yet wired into `Resources`/`update`):
 //! - [`CudaEngine::new`]`(ordinal)`: context, stream, compiled modules, grid size.
-//! - [`CudaEngine::upload_graph`]: a [`DeviceGraph`] (objective-major columns and the reverse CSR).
+//! - [`CudaEngine::mirror`]: the [`DeviceGraph`] mirror of a resident [`Graph`](crate::Graph),
+//!   kept with the graph and brought up to date by uploading the rows each batch changed
+//!   ([`mirror`]); what `update` and the static solves of a CUDA handle use.
+//! - [`CudaEngine::upload_graph`]: a one-off [`DeviceGraph`] of a compact CSR (objective-major
+//!   columns, the reverse CSR built on the device), for the drop-in entry point.
 //! - [`CudaEngine::sssp_update`] / [`CudaEngine::sssp_compute`]: one objective's tree, host
 //!   arrays in and out, canonical (bit-identical to the host engines).
 //! - [`CudaEngine::combined`]: the combined graph of K trees and its static solve (the MOSP tree).
@@ -24,8 +28,16 @@ pub use context::{available, Device};
 pub use fence::{EventFence, Fence, Fenced, FencedSlot};
 pub mod device_graph;
 pub mod engine;
+pub mod mirror;
 pub mod workspace;
 
 pub use device_graph::DeviceGraph;
 pub use engine::{ChangeSet, CudaEngine};
+pub use mirror::MirrorCounters;
 pub use workspace::DeviceWorkspace;
+
+/// What the device mirror of `graph` kept by `res`'s CUDA engine has uploaded so far; `None` for a
+/// handle of another backend.
+pub fn mirror_counters(res: &crate::Resources, graph: &crate::Graph) -> Option<MirrorCounters> {
+    res.cuda().map(|c| c.mirror_counters(graph))
+}

@@ -30,7 +30,8 @@ pub const SOSP: KernelSource = KernelSource {
     functions: &["sospPersistentKernel"],
 };
 
-/// Device graph upload kernels and the exclusive scan.
+/// Device graph kernels (a caller's CSR with its reverse, the mirror's scatter) and the
+/// exclusive scan.
 pub const GRAPH: KernelSource = KernelSource {
     name: "graph.cu",
     source: include_str!("../../kernels/graph.cu"),
@@ -39,6 +40,7 @@ pub const GRAPH: KernelSource = KernelSource {
         "inDegreeKernel",
         "exclusiveScanKernel",
         "fillReverseKernel",
+        "scatterRowsKernel",
     ],
 };
 

@@ -86,6 +86,20 @@ impl<T: DeviceRepr + ValidAsZeroBits> DeviceBuffer<T> {
         Ok(grew)
     }
 
+    /// Copies `host` to elements `at..at + host.len()` of a buffer that already holds them.
+    pub fn upload_at(&mut self, stream: &Arc<CudaStream>, at: usize, host: &[T]) -> Result<()> {
+        if host.is_empty() {
+            return Ok(());
+        }
+        let dst = self.slice.as_mut().filter(|s| s.len() >= at + host.len()).ok_or_else(|| {
+            crate::error::Error::Internal("upload past the end of a device buffer".into())
+        })?;
+        guarded("host to device copy", || {
+            let mut view = dst.slice_mut(at..at + host.len());
+            stream.memcpy_htod(host, &mut view).map_err(|e| driver_error("host to device copy", e))
+        })
+    }
+
     /// Queues a copy of the first `host.len()` elements into `host`; the caller synchronises the
     /// stream before reading `host`.
     pub fn download(&self, stream: &Arc<CudaStream>, host: &mut [T]) -> Result<()> {

@@ -250,8 +250,9 @@ pub(crate) fn solve(res: &Resources, g: &Graph, j: usize, source: usize, delta: 
     let mut dist = vec![crate::DISTANCE_INF; n];
     let mut parent = vec![-1i32; n];
     if let Some(cuda) = res.cuda() {
-        let dg = cuda.upload_graph(&g.to_csr())?;
-        let stats = cuda.sssp_compute(res.workspaces(), &dg, j, source, Some(delta), &mut dist, &mut parent)?;
+        let dg = cuda.mirror(g, false)?;
+        let max_weight = Some(g.max_weight(j) as i64);
+        let stats = cuda.sssp_compute(res.workspaces(), &dg, j, source, Some(delta), max_weight, &mut dist, &mut parent)?;
         return Ok((dist, parent, stats, None));
     }
     let mut ws = lease_workspace(res, n);
