@@ -4,14 +4,19 @@
 //!
 //! - static solve and dynamic update equal a lowest-id-tie Dijkstra (the canonical tree);
 //! - two threads on two streams sharing one pool (the fence path) give identical results;
-//! - after the first run, runs allocate no device scratch memory (pool counters).
+//! - after the first run, runs allocate no device scratch memory (pool counters);
+//! - `mirror_*`: a resident graph's device mirror equals the host's rows, both directions, after
+//!   every batch of a stream (compactions, growth, lags included), a 1-change update uploads its
+//!   two rows and nothing else, and updates through it equal the sequential engine's.
 
 #[path = "common/skip.rs"]
 mod skip;
 
 use dyng::cuda::{self, ChangeSet, CudaEngine};
+use dyng::graph::Rows;
+use dyng::io::changegen::{generate_changes, ChangeMode, ChangeOptions};
 use dyng::resources::pool::WorkspacePool;
-use dyng::{Csr, DISTANCE_INF};
+use dyng::{update, Backend, Batch, Csr, Graph, MospOptions, MospResult, Resources, ResourcesOptions, SsspOptions, SsspResult, WeightLayout, DISTANCE_INF};
 use std::collections::BinaryHeap;
 
 fn engine_or_skip() -> Option<CudaEngine> {
@@ -154,4 +159,108 @@ fn two_threads_two_streams_share_one_pool() {
         }
     });
     assert!(pool.counters().created <= 2, "{:?}", pool.counters());
+}
+
+/// A road-like grid of `side`^2 vertices with K objectives.
+fn grid_graph(side: usize, k: usize, seed: u32) -> Graph {
+    let t = dyng::io::graphgen::grid(side, side, k, 1, 100, seed).unwrap();
+    Graph::new(Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor).unwrap())
+}
+
+/// Batch `step` of the mirror streams: 100, 1, 10, 1, 2,000 and 1 changes in turn, uniform with
+/// half insertions (rows fill up and move; the large batches cross the compaction threshold),
+/// reweights and weight increases, global or within 6 hops.
+fn stream_batch(g: &Graph, step: u32) -> Batch {
+    let opt = ChangeOptions {
+        changes: [100, 1, 10, 1, 2000, 1][step as usize % 6],
+        mode: [ChangeMode::Uniform, ChangeMode::Reweight, ChangeMode::Uniform, ChangeMode::Increase][step as usize % 4],
+        seed: 500 + step,
+        local_hops: if step % 3 == 0 { 0 } else { 6 },
+        ..Default::default()
+    };
+    generate_changes(&g.to_csr(), &opt).unwrap().0
+}
+
+/// Rows as (head, weights) in slot order, the form of `DeviceGraph::copy_rows`.
+fn host_rows(r: Rows<'_>) -> Vec<Vec<(i32, Vec<i32>)>> {
+    (0..r.n()).map(|u| r.row(u).map(|e| (r.heads()[e], (0..r.k()).map(|j| r.column(j)[e]).collect())).collect()).collect()
+}
+
+#[test]
+fn mirror_equals_the_rows_after_every_batch() {
+    let Some(engine) = engine_or_skip() else { return };
+    let mut g = grid_graph(40, 2, 5);
+    for step in 0..40u32 {
+        // Every fifth batch the mirror is left behind, to catch up two batches at once.
+        if step % 5 != 4 {
+            let dg = engine.mirror(&g, true).unwrap();
+            assert_eq!(dg.copy_rows(&engine, false).unwrap(), host_rows(g.rows()), "step {step}: out-rows");
+            assert_eq!(dg.copy_rows(&engine, true).unwrap(), host_rows(g.in_rows()), "step {step}: in-rows");
+        }
+        let b = stream_batch(&g, step);
+        g.apply(&b.view()).unwrap();
+    }
+    let c = engine.mirror_counters(&g);
+    eprintln!("{c:?}, {} compactions", g.compactions());
+    assert!(g.compactions() >= 1, "the stream crosses the compaction threshold");
+    // Full uploads: the first (both directions), then after compactions and growth; the other
+    // catch-ups upload rows.
+    assert!(c.full_uploads >= 2 && c.row_uploads >= 10 && c.syncs == 32, "{c:?}");
+    // The engines of one context share the mirror; a clone of the graph is another graph.
+    assert_eq!(engine.with_new_stream().unwrap().mirror_counters(&g), c);
+    let copy = g.clone();
+    let dg = engine.mirror(&copy, true).unwrap();
+    assert_eq!(dg.copy_rows(&engine, true).unwrap(), host_rows(copy.in_rows()));
+    assert_eq!(engine.mirror_counters(&copy).full_uploads, 2);
+}
+
+#[test]
+fn mirror_updates_match_the_host_engines() {
+    if engine_or_skip().is_none() {
+        return;
+    }
+    let res = Resources::new(&ResourcesOptions { backend: Backend::Cuda, ..Default::default() }).unwrap();
+    let host = Resources::sequential();
+    let mut gd = grid_graph(60, 3, 11);
+    let mut gh = grid_graph(60, 3, 11);
+    let (sopt, mopt) = (SsspOptions::default(), MospOptions::default());
+    let compute = |res: &Resources, g: &Graph| {
+        (SsspResult::compute(res, g, 0, 1, &sopt).unwrap(), MospResult::compute(res, g, 0, &mopt).unwrap())
+    };
+    let same = |(s, m): &(SsspResult, MospResult), (hs, hm): &(SsspResult, MospResult), what: &str| {
+        assert_eq!((s.distances(), s.parents()), (hs.distances(), hs.parents()), "{what}: the SSSP tree");
+        for j in 0..3 {
+            assert_eq!((m.tree(j).distances(), m.tree(j).parents()), (hm.tree(j).distances(), hm.tree(j).parents()), "{what}: tree {j}");
+        }
+        assert_eq!((m.combined_distances(), m.combined_parents()), (hm.combined_distances(), hm.combined_parents()), "{what}: the MOSP tree");
+        assert_eq!(m.path_costs(), hm.path_costs(), "{what}: the path costs");
+    };
+    let (mut rd, mut rh) = (compute(&res, &gd), compute(&host, &gh));
+    same(&rd, &rh, "compute");
+    let mut singles = 0;
+    for step in 0..36u32 {
+        let b = stream_batch(&gh, step);
+        let what = format!("step {step}");
+        if step % 9 == 8 {
+            // Applied without results: the recomputes' solves catch the mirror up.
+            gd.apply(&b.view()).unwrap();
+            gh.apply(&b.view()).unwrap();
+            (rd, rh) = (compute(&res, &gd), compute(&host, &gh));
+        } else {
+            let before = (cuda::mirror_counters(&res, &gd).unwrap(), gd.compactions(), gd.bytes());
+            update(&res, &mut gd, &b.view(), &mut [(&mut rd.0).into(), (&mut rd.1).into()]).unwrap();
+            update(&host, &mut gh, &b.view(), &mut [(&mut rh.0).into(), (&mut rh.1).into()]).unwrap();
+            let after = cuda::mirror_counters(&res, &gd).unwrap();
+            if b.num_deletions() + b.num_insertions() == 1 && step > 0 && (gd.compactions(), gd.bytes()) == (before.1, before.2) {
+                // One changed edge: its tail's row and its head's in-row, nothing more.
+                assert_eq!(after.full_uploads, before.0.full_uploads, "{what}: {after:?}");
+                assert!((1..=2).contains(&(after.rows_uploaded - before.0.rows_uploaded)), "{what}: {after:?}");
+                singles += 1;
+            }
+        }
+        same(&rd, &rh, &what);
+    }
+    let c = cuda::mirror_counters(&res, &gd).unwrap();
+    eprintln!("{c:?}, {} compactions, {singles} single-change updates checked", gd.compactions());
+    assert!(singles >= 8 && gd.compactions() >= 1, "{singles} single-change updates, {} compactions", gd.compactions());
 }

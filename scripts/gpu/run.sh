@@ -12,10 +12,13 @@ BUNDLE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 OUT="${OUT:-$PWD/gpu-bundle-out}"
 BUDGET_S="${DYNG_GPU_BUDGET_S:-470}"
 START_S=$(date +%s)
-STEPS=(bundle nvrtc driver gpu-tests fence steady-state golden-cuda golden-worker bench)
-# Tests of tests/cuda_gpu.rs that have steps of their own.
+STEPS=(bundle nvrtc driver gpu-tests fence steady-state mirror golden-cuda golden-worker bench)
+# Tests of tests/cuda_gpu.rs that have steps of their own (MIRROR_TESTS: every test whose name
+# starts with it, at least MIRROR_COUNT of them).
 FENCE_TEST=two_threads_two_streams_share_one_pool
 ALLOC_TEST=steady_state_allocates_nothing
+MIRROR_TESTS=mirror_
+MIRROR_COUNT=2
 declare -A STATUS=() DETAIL=()
 
 mkdir -p "$OUT/logs"
@@ -145,7 +148,8 @@ main() {
         case "$(basename "$t")" in cuda_nvrtc) ;; *) others+=("$t") ;; esac
     done
     for t in "${others[@]}"; do
-        run_tests gpu-tests "$OUT/logs/gpu-tests-$(basename "$t").log" 1 "$t" --skip "$FENCE_TEST" --skip "$ALLOC_TEST"
+        run_tests gpu-tests "$OUT/logs/gpu-tests-$(basename "$t").log" 1 "$t" --skip "$FENCE_TEST" --skip "$ALLOC_TEST" \
+            --skip "$MIRROR_TESTS"
         [ "${STATUS[gpu-tests]}" = PASS ] || break
     done
 
@@ -154,6 +158,9 @@ main() {
 
     header "steady-state: no device allocation after the first run"
     run_tests steady-state "$OUT/logs/steady-state.log" 1 "$BUNDLE/tests/cuda_gpu" --exact "$ALLOC_TEST"
+
+    header "mirror: a resident graph's device mirror follows a stream of batches"
+    run_tests mirror "$OUT/logs/mirror.log" "$MIRROR_COUNT" "$BUNDLE/tests/cuda_gpu" "$MIRROR_TESTS"
 
     header "golden-cuda: every golden case on --backend cuda against the expected digests"
     if timeout "$(budget)" python3 "$BUNDLE/lib/replay.py" --dyng "$BUNDLE/bin/dyng" --golden-tar "$BUNDLE/golden.tar.gz" \
