@@ -564,3 +564,18 @@ fn a_mosp_update_repairs_its_combined_tree_into_the_one_a_fresh_combine_builds()
         assert!(repaired >= 2, "{threads} threads: {repaired} combined trees repaired");
     }
 }
+
+/// What a service shares between threads is `Send + Sync`; a type that stops being so fails this
+/// test's build.
+#[test]
+fn shared_types_are_send_and_sync() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Resources>();
+    shareable::<Graph>();
+    shareable::<SsspResult>();
+    shareable::<MospResult>();
+    shareable::<Batch>();
+    shareable::<Error>();
+    shareable::<UpdateStats>();
+    shareable::<dyng::worker::Client>();
+}
