@@ -27,7 +27,8 @@ pub enum Backend {
 #[derive(Debug, Clone)]
 pub struct ResourcesOptions {
     pub backend: Backend,
-    /// Threads of the parallel engine; 0 means all cores. At most [`max_threads`].
+    /// Threads of the parallel engine; 0 means `OMP_NUM_THREADS` where it is set (its first
+    /// value, as OpenMP reads it), else all cores. At most [`max_threads`].
     pub num_threads: usize,
     /// CUDA device ordinal.
     pub device: i32,
@@ -89,13 +90,29 @@ pub fn backend_available(backend: Backend) -> bool {
     }
 }
 
+/// The thread count of `num_threads = 0`: `OMP_NUM_THREADS` where it holds a positive count (a
+/// drop-in for an OpenMP program takes the count its users set for it; a list such as `4,2` gives
+/// its first level), else all cores.
+pub fn default_threads() -> usize {
+    omp_threads(std::env::var("OMP_NUM_THREADS").ok().as_deref())
+        .unwrap_or_else(available_cpus)
+}
+
+/// The thread count an `OMP_NUM_THREADS` value asks for, if it asks for one.
+fn omp_threads(value: Option<&str>) -> Option<usize> {
+    value
+        .and_then(|v| v.split(',').next())
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&t| t > 0)
+}
+
 impl Resources {
     pub fn new(opt: &ResourcesOptions) -> Result<Self> {
         let mut cuda = None;
         let (threads, thread_pool) = match opt.backend {
             Backend::Sequential => (1, None),
             Backend::Parallel => {
-                let threads = if opt.num_threads == 0 { available_cpus() } else { opt.num_threads };
+                let threads = if opt.num_threads == 0 { default_threads() } else { opt.num_threads };
                 if threads > max_threads() {
                     return Err(Error::invalid(format!(
                         "dyng: num_threads = {threads} exceeds the limit of {} threads (1,024, or 4 x the {} available CPUs where that is more)",
@@ -188,6 +205,12 @@ impl Resources {
         self.inner.workspaces.idle_bytes()
     }
 
+    /// Allocates an SSSP workspace for up to `n` vertices now and keeps it idle in the pool, so that
+    /// the next run on that many vertices does not allocate (see `dyng_reserve_workspace`).
+    pub fn reserve_workspace(&self, n: usize) {
+        crate::sssp::lease_workspace(self, n).give_back();
+    }
+
     /// Frees every idle workspace.
     pub fn release_workspaces(&self) {
         self.inner.workspaces.release()
@@ -196,5 +219,20 @@ impl Resources {
     /// True when `other` is a clone of this handle.
     pub fn same_as(&self, other: &Resources) -> bool {
         Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::omp_threads;
+
+    #[test]
+    fn omp_num_threads_gives_the_first_positive_count() {
+        assert_eq!(omp_threads(Some("3")), Some(3));
+        assert_eq!(omp_threads(Some(" 2 ")), Some(2));
+        assert_eq!(omp_threads(Some("4,2")), Some(4));
+        for unset in [None, Some(""), Some("0"), Some("-1"), Some("four")] {
+            assert_eq!(omp_threads(unset), None, "{unset:?}");
+        }
     }
 }
