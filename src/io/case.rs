@@ -4,7 +4,7 @@
 //! Shared by the CLI, the C ABI and the golden-corpus tests, so every entry point reads a case the
 //! same way. The batch and the 2K tree files are read concurrently after the graph.
 
-use super::{batch_files, cache, csr_text, trees, CsrText};
+use super::{batch_files, cache, csr_text, trees};
 use crate::error::{Error, Result};
 use crate::graph::{Batch, Csr, Graph, WeightLayout};
 use std::path::Path;
@@ -39,22 +39,18 @@ pub struct MospInputs {
     pub read_changes_and_trees_ns: u64,
 }
 
-fn read_graph_text(p: &CasePaths<'_>, k: Option<usize>) -> Result<(CsrText, Option<String>)> {
-    let (mut text, warning) = match p.cache {
+/// The graph, from its binary cache (if given) or its text triplet, and the cache's warning.
+fn read_graph(p: &CasePaths<'_>, k: Option<usize>) -> Result<(Csr, Option<String>)> {
+    match p.cache {
         Some(c) => {
             let loaded = cache::load_or_parse(c, p.graph)?;
-            (loaded.graph, loaded.warning)
+            let t = loaded.graph;
+            let k = csr_text::objectives(t.k, k)?;
+            let csr = Csr::from_arrays(t.n, k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor)?;
+            Ok((csr, loaded.warning))
         }
-        None => (csr_text::read_csr_triplet(p.graph)?, None),
-    };
-    if text.k == 0 {
-        text.k = k.ok_or_else(|| {
-            Error::invalid(
-                "the graph has no edges, so the number of objectives cannot be inferred from its values file (pass -k K)",
-            )
-        })?;
+        None => Ok((csr_text::read_csr(p.graph, k)?, None)),
     }
-    Ok((text, warning))
 }
 
 /// Reads the K initial trees of `dir` concurrently.
@@ -80,10 +76,9 @@ pub fn read_init_trees(dir: &Path, k: usize, n: usize) -> Result<Vec<(Vec<i64>, 
 /// Reads a case. `k` = objectives used (default all; also supplies K for an edgeless graph).
 pub fn read_mosp_inputs(p: &CasePaths<'_>, k: Option<usize>, source: usize) -> Result<MospInputs> {
     let t0 = Instant::now();
-    let (text, warning) = read_graph_text(p, k)?;
-    let kg = text.k;
+    let (csr, warning) = read_graph(p, k)?;
+    let kg = csr.k();
     let k = k.map_or(kg, |k| k.min(kg));
-    let csr = Csr::from_arrays(text.n, kg, text.row_ptr, text.col_ind, &text.weights, WeightLayout::EdgeMajor)?;
     let read_graph_ns = t0.elapsed().as_nanos() as u64;
     let n = csr.n();
     if source >= n {

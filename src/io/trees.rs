@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use super::csr_text::fast;
 use super::csr_text::lex::{self, Num, Tokens};
 use crate::error::{Error, Result};
 use crate::DISTANCE_INF;
@@ -32,11 +33,16 @@ fn read_records<T: Copy>(
     n: usize,
     kind: Kind,
     fill: T,
+    fast_value: impl FnMut(&[u8], &mut usize) -> Option<T>,
     value: impl Fn(&[u8]) -> std::result::Result<T, String>,
 ) -> Result<Vec<T>> {
     let buf = lex::read_file(path)?;
     let file = kind.file();
     let mut out = vec![fill; n];
+    if fast::records(&buf, &mut out, fast_value).is_some() {
+        return Ok(out);
+    }
+    out.fill(fill);
     let mut seen = vec![false; n];
     let mut count = 0usize;
     let mut toks = Tokens::new(&buf);
@@ -79,7 +85,15 @@ fn read_records<T: Copy>(
 /// Reads a distances file of `n` vertices; `INF` becomes [`DISTANCE_INF`].
 pub fn read_distances(path: &Path, n: usize) -> Result<Vec<i64>> {
     let shown = path.display().to_string();
-    read_records(path, n, Kind::Distances, DISTANCE_INF, |tok| {
+    // Fast path: `INF` or up to 18 digits (distances reach 62 bits).
+    let fast_value = |buf: &[u8], i: &mut usize| {
+        if buf[*i..].starts_with(b"INF") && fast::ends_token(buf, *i + 3) {
+            *i += 3;
+            return Some(DISTANCE_INF);
+        }
+        fast::digits_up_to(buf, i, 18).map(|d| d as i64)
+    };
+    read_records(path, n, Kind::Distances, DISTANCE_INF, fast_value, |tok| {
         if tok == b"INF" {
             return Ok(DISTANCE_INF);
         }
@@ -93,7 +107,14 @@ pub fn read_distances(path: &Path, n: usize) -> Result<Vec<i64>> {
 
 /// Reads an SSSP tree (parents) file of `n` vertices; parents are in [-1, n).
 pub fn read_parents(path: &Path, n: usize) -> Result<Vec<i32>> {
-    read_records(path, n, Kind::Parents, -1, |tok| {
+    let fast_value = |buf: &[u8], i: &mut usize| {
+        if buf[*i..].starts_with(b"-1") && fast::ends_token(buf, *i + 2) {
+            *i += 2;
+            return Some(-1);
+        }
+        fast::digits(buf, i).filter(|&p| (p as usize) < n).map(|p| p as i32)
+    };
+    read_records(path, n, Kind::Parents, -1, fast_value, |tok| {
         match lex::parse_i64(tok) {
             Num::Int(p) if p >= -1 && p < n as i64 => Ok(p as i32),
             Num::Int(p) => Err(format!(
@@ -191,6 +212,21 @@ mod tests {
         with_file(name, body.as_bytes(), |p| read_distances(p, n))
             .unwrap_err()
             .to_string()
+    }
+
+    #[test]
+    fn lenient_records_read_alike_on_both_paths() {
+        // Tabs, CRs, several records per line, leading zeros, unordered vertices: the fast path.
+        let d = with_file("lenient-d", b"2\tINF\r\n0 0 1 007\n\n3 123456789012345\n", |p| read_distances(p, 4)).unwrap();
+        assert_eq!(d, vec![0, 7, DISTANCE_INF, 123_456_789_012_345]);
+        let p = with_file("lenient-p", b"1 0\t0 -1\r\n2 1", |p| read_parents(p, 3)).unwrap();
+        assert_eq!(p, vec![-1, 0, 1]);
+        // `-0` and a 19-digit distance are left to the general path, which reads them as before.
+        let d = with_file("general-d", b"0 -0\n1 1000000000000000000\n", |p| read_distances(p, 2)).unwrap();
+        assert_eq!(d, vec![0, 1_000_000_000_000_000_000]);
+        // So is every error, with its position.
+        assert!(dist_err("0 0\n1\n5\n", 2, "split").contains("Invalid line"));
+        assert!(dist_err("0 0\n0 1\n", 2, "twice").contains("listed twice"));
     }
 
     #[test]
