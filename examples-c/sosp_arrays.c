@@ -1,8 +1,10 @@
 /*
  * A program that keeps its own graph (one CSR per objective) and its own tree arrays, and applies
  * each batch itself, only calls dyng for the per-objective update (dyng_sosp_update_arrays, the
- * drop-in entry point of docs/c-api.md). Here the initial trees come from
- * dyng_sssp_compute + dyng_result_copy; the batch is applied by hand below.
+ * drop-in entry point of docs/c-api.md, with a MOSP-style code's `long long` distances and `int`
+ * ids). Here the initial trees come from dyng_sssp_compute + dyng_result_copy; the batch is
+ * applied by hand below. (examples-c/mosp_shim goes one step further: a MOSP-style codebase's own
+ * update function on these calls.)
  */
 #include <dyng.h>
 
@@ -49,10 +51,11 @@ int main(void) {
                       {{2, 4, 2, 10, 5, 1, 4, 1, 5, 1}, {1, 1, 4, 15, 16, 1, 3, 2, 6, 1}, {5, 1, 2, 2, 3, 1, 2, 2, 2, 1}}};
     /* The batch: delete 1->3 and 4->1; insert 3->5 (10 2 12) and 1->5 (12 1 14). */
     const int32_t del_src[2] = {1, 4}, del_dst[2] = {3, 1};
-    const int32_t ins_src[2] = {3, 1}, ins_dst[2] = {5, 5}, ins_w[2][K] = {{10, 2, 12}, {12, 1, 14}};
-    int32_t changed_src[4], changed_dst[4], row_ptr[N + 1], col[MAX_M], w[MAX_M];
-    int64_t dist[K][N];
-    int32_t parent[K][N], max_weight[K] = {0, 0, 0};
+    const int ins_src[2] = {3, 1}, ins_dst[2] = {5, 5}, ins_w[2][K] = {{10, 2, 12}, {12, 1, 14}};
+    int changed_src[4], changed_dst[4], num_changed = 0;
+    int32_t row_ptr[N + 1], col[MAX_M], w[MAX_M];
+    long long dist[K][N], max_weight[K] = {0, 0, 0};
+    int parent[K][N];
     dyng_resources_t *res;
     int i, j, v;
 
@@ -75,8 +78,11 @@ int main(void) {
         check(dyng_result_copy(res, r, DYNG_ARRAY_PARENTS, 0, parent[j], N), "dyng_result_copy");
         dyng_result_free(r);
         dyng_graph_free(g);
+        /* The largest weight before and after the batch: the original edges and the insertions. */
         for (i = 0; i < e.m; i++)
             if (e.w[j][i] > max_weight[j]) max_weight[j] = e.w[j][i];
+        for (i = 0; i < 2; i++)
+            if (ins_w[i][j] > max_weight[j]) max_weight[j] = ins_w[i][j];
     }
 
     /* Apply the batch to our own edge list: deletions first, then insertions (new edges). */
@@ -91,19 +97,21 @@ int main(void) {
                 break;
             }
         }
-        changed_src[i] = del_src[i];
-        changed_dst[i] = del_dst[i];
+        /* Changed edges: every deletion, and every insertion that raised an existing edge's weight
+         * in this objective (none here: both insertions are new edges). */
+        changed_src[num_changed] = del_src[i];
+        changed_dst[num_changed] = del_dst[i];
+        num_changed++;
     }
     for (i = 0; i < 2; i++) {
         e.src[e.m] = ins_src[i];
         e.dst[e.m] = ins_dst[i];
         for (j = 0; j < K; j++) e.w[j][e.m] = ins_w[i][j];
         e.m++;
-        changed_src[2 + i] = ins_src[i];
-        changed_dst[2 + i] = ins_dst[i];
     }
 
-    /* The per-objective update on our arrays (delta 0 = the default). */
+    /* The per-objective update on our arrays (delta 0 = the default; no reverse graph: dyng
+     * builds it for the call). */
     for (j = 0; j < K; j++) {
         dyng_csr_t one;
         dyng_update_stats_t st = dyng_update_stats_default();
@@ -114,11 +122,11 @@ int main(void) {
         one.row_ptr = row_ptr;
         one.col_ind = col;
         one.weights = w;
-        check(dyng_sosp_update_arrays(res, &one, changed_src, changed_dst, 4, ins_dst, 2, 0, 0, max_weight[j],
-                                      dist[j], parent[j], &st),
+        check(dyng_sosp_update_arrays(res, &one, NULL, changed_src, changed_dst, (size_t)num_changed, ins_dst, 2, 0, 0,
+                                      max_weight[j], dist[j], parent[j], &st),
               "dyng_sosp_update_arrays");
         printf("objective %d: distances", j);
-        for (v = 0; v < N; v++) printf(" %lld", (long long)dist[j][v]);
+        for (v = 0; v < N; v++) printf(" %lld", dist[j][v]);
         printf(" | parents");
         for (v = 0; v < N; v++) printf(" %d", parent[j][v]);
         printf(" | invalidated %lld\n", (long long)st.invalidated);

@@ -404,9 +404,9 @@ typedef struct dyng_resources_options_t {
    */
   uint32_t backend;
   /**
-   * Threads of the parallel backend; 0 = all cores. At most 1,024, or 4 x the available CPUs
-   * where that is more (`DYNG_ERR_INVALID_ARGUMENT` beyond); `DYNG_ERR_RESOURCE` with the OS
-   * error when the system refuses a thread.
+   * Threads of the parallel backend; 0 = `OMP_NUM_THREADS` where it is set, else all cores. At
+   * most 1,024, or 4 x the available CPUs where that is more (`DYNG_ERR_INVALID_ARGUMENT`
+   * beyond); `DYNG_ERR_RESOURCE` with the OS error when the system refuses a thread.
    */
   size_t num_threads;
   /**
@@ -850,6 +850,19 @@ dyng_status_t dyng_resources_clone(const struct dyng_resources_t *res,
 void dyng_resources_free(struct dyng_resources_t *res);
 
 /**
+ * Allocates, now, the workspace the host-side calls on caller arrays (`dyng_sosp_update_arrays`,
+ * `dyng_sosp_solve_arrays`) need for graphs of up to `n` vertices (38 bytes per vertex), so that
+ * their first call does not pay for it (the originals allocate theirs before the first update, in
+ * `SospWorkspace::reserve`). It stays in the pool like any idle workspace. Thread safety:
+ * thread-safe.
+ *
+ * # Safety
+ * `res` is NULL or a dyng handle.
+ */
+dyng_status_t dyng_reserve_workspace(const struct dyng_resources_t *res,
+                                     size_t n);
+
+/**
  * Frees the idle workspaces of the pool shared by `res` and its clones (worker isolation: the
  * worker's idle workspaces and free reply blocks, once it is spawned). Graphs keep their own
  * rows. Thread safety: thread-safe.
@@ -1038,33 +1051,82 @@ dyng_status_t dyng_result_path(const struct dyng_result_t *r,
 void dyng_result_free(struct dyng_result_t *r);
 
 /**
- * Updates one objective's tree on caller-owned arrays, for programs that apply batches to their own
- * graph (the drop-in contract, docs/c-api.md "Updating caller-owned arrays"):
- * `updated_graph_one_objective` is the graph AFTER the batch with K = 1; `changed_src/dst` list
- * every deleted edge and every inserted or re-weighted edge; `insert_heads` the heads of all
- * insertions; `delta` <= 0 = the default; `max_weight` the largest weight before the batch (used
- * to size packed words; the graph's own maximum is taken if larger). `dist`/`parent` (n each) hold
- * the canonical tree of the old graph in and of the updated graph out, written only on success.
- * `stats` may be NULL. Scratch memory is leased from `res`'s pool. Thread safety: thread-safe as
- * long as no other thread uses `dist` and `parent`.
+ * Updates one objective's tree on caller-owned arrays, as MOSP-OpenMP's per-objective update
+ * does, for programs that apply batches to their own graph (the drop-in contract, docs/c-api.md
+ * "Updating caller-owned arrays"; `examples-c/mosp_shim` puts that program's own update
+ * function on it).
+ *
+ * - `updated_graph`: the graph AFTER the batch, this objective only (K = 1). `reverse_graph`: its
+ *   reverse (K = 1, `col_ind` = the tails of the edges into each vertex, with their weights), or
+ *   NULL: then it is built for the call (a copy and a pass over the edges) when there are
+ *   changes.
+ * - `changed_src/dst` (`num_changed`): the edges that may cut a vertex off its tree path, as the
+ *   originals list them per objective: every deleted edge (batch order, duplicates kept), then
+ *   every insertion that RAISED this objective's weight of an edge the graph had before the batch
+ *   (final weight of the first u->v copy greater than before). New edges, decreases and unchanged
+ *   weights are not listed: a tree edge whose weight went down stays valid.
+ * - `insert_heads` (`num_heads`): the heads of ALL insertions, in batch order.
+ * - `delta`: the near-far bucket width (the originals: 32 x average weight / average degree of
+ *   the graph before the batch); <= 0: that of `updated_graph` (a pass over its weights).
+ *   `max_weight`: at least every weight of this objective before and after the batch (it sizes
+ *   the packed words); <= 0: the largest weight of `updated_graph` (a pass).
+ * - `dist`/`parent` (n each, `long long` / `int` as in the originals): the tree of the old graph
+ *   in, of the updated graph out. A tree with canonical parents (the lowest-id tight
+ *   in-neighbour) comes out canonical; the tie choices of another tree are kept where the batch
+ *   does not touch them, as the originals keep them. Written in place, only once nothing can
+ *   fail: an error leaves them as they were.
+ *
+ * Checked per call, before anything is written: the descriptors' shapes, `source`, the changed
+ * edges and heads, the tree (parents in [-1, n); with changed edges every finite distance at most
+ * (n - 1) x `max_weight`, as the originals check it before their walk; a parent cycle is reported
+ * by the walk), and, when the call reads them (any change, or `max_weight` <= 0), every entry of
+ * `updated_graph`: offsets non-decreasing, heads in [0, n), weights in [1, `max_weight`] (and of
+ * `reverse_graph`, when there are changes, its offsets and tails). That check is one pass over
+ * the edges on `res`'s threads (about 10 ms per 4M edges on a 2-core VM); a call without changes
+ * reads only the tree.
+ *
+ * Create `res` once per calling thread and keep it (its workspace, 38 bytes per vertex, is then
+ * allocated on the first call only); `num_threads = 0` follows `OMP_NUM_THREADS` where it is
+ * set. `stats` may be NULL. Thread safety: thread-safe as long as no other thread uses `dist` and
+ * `parent`.
  *
  * # Safety
- * `res` is NULL or a dyng handle; the descriptor's and the lists' arrays hold their counts of
- * readable elements; `dist` and `parent` hold n writable elements; `stats` is NULL or writable.
+ * `res` is NULL or a dyng handle; each descriptor is NULL or valid, its arrays holding their
+ * counts; the lists hold their counts of readable elements; `dist` and `parent` hold n writable
+ * elements; `stats` is NULL or writable.
  */
 dyng_status_t dyng_sosp_update_arrays(const struct dyng_resources_t *res,
-                                      const struct dyng_csr_t *updated_graph_one_objective,
-                                      const int32_t *changed_src,
-                                      const int32_t *changed_dst,
+                                      const struct dyng_csr_t *updated_graph,
+                                      const struct dyng_csr_t *reverse_graph,
+                                      const int *changed_src,
+                                      const int *changed_dst,
                                       size_t num_changed,
-                                      const int32_t *insert_heads,
+                                      const int *insert_heads,
                                       size_t num_heads,
-                                      int32_t source,
-                                      int64_t delta,
-                                      int32_t max_weight,
-                                      int64_t *dist,
-                                      int32_t *parent,
+                                      int source,
+                                      long long delta,
+                                      long long max_weight,
+                                      long long *dist,
+                                      int *parent,
                                       struct dyng_update_stats_t *stats);
+
+/**
+ * The static solve on caller-owned arrays, as MOSP-OpenMP's own static solve: the
+ * canonical tree of `graph` (K = 1) from `source` into `dist`/`parent` (n each). `delta` and
+ * `max_weight` as for `dyng_sosp_update_arrays`; on error `dist`/`parent` are unchanged.
+ * `stats` may be NULL. Thread safety: as `dyng_sosp_update_arrays`.
+ *
+ * # Safety
+ * As `dyng_sosp_update_arrays`.
+ */
+dyng_status_t dyng_sosp_solve_arrays(const struct dyng_resources_t *res,
+                                     const struct dyng_csr_t *graph,
+                                     int source,
+                                     long long delta,
+                                     long long max_weight,
+                                     long long *dist,
+                                     int *parent,
+                                     struct dyng_update_stats_t *stats);
 
 /**
  * Creates `*out`, a zero-copy snapshot of `array` (`DYNG_ARRAY_*`) of objective `k` (SSSP: its

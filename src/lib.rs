@@ -27,5 +27,5 @@ pub mod worker;
 
 pub use mosp::{MospOptions, MospResult, Preferences};
 pub use resources::{backend_available, Backend, Resources, ResourcesOptions};
-pub use sssp::{sosp_update_arrays, Fallback, SsspOptions, SsspResult, UpdateStats};
+pub use sssp::{sosp_solve_arrays, sosp_update_arrays, CsrArrays, Fallback, SsspOptions, SsspResult, UpdateStats};
 pub use update::{update, update_one, update_timed, ResultMut, UpdateTimings};

@@ -129,6 +129,101 @@ fn adoption_rejects_invalid_trees() {
 }
 
 #[test]
+fn unverified_adoption_checks_what_the_originals_check() {
+    let res = Resources::sequential();
+    let g = grid_graph(6, 1);
+    let good = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
+    let (d, p) = (good.distances().to_vec(), good.parents().to_vec());
+    let max_w = g.max_weight(0) as i64;
+    let adopt = |d: Vec<i64>, p: Vec<i32>| SsspResult::from_arrays_unverified(&res, &g, 0, 0, d, p, false, max_w, &SsspOptions::default());
+    let t = adopt(d.clone(), p.clone()).unwrap();
+    assert!(!t.is_canonical(), "below ADAPTIVE_MIN_VERTICES no update recomputes: canonicity is not looked for");
+    let mut p2 = p.clone();
+    p2[0] = 3;
+    assert!(adopt(d.clone(), p2).unwrap_err().to_string().contains("not rooted"));
+    let mut p4 = p.clone();
+    p4[1] = 2;
+    p4[2] = 1;
+    assert!(adopt(d.clone(), p4).unwrap_err().to_string().contains("cycle"));
+    let mut d5 = d.clone();
+    d5[35] = 35 * max_w + 1;
+    assert!(adopt(d5, p.clone()).unwrap_err().to_string().contains("exceeds (n - 1) * maxWeight"));
+    let mut d6 = d.clone();
+    d6[35] = dyng::DISTANCE_INF;
+    assert!(adopt(d6, p.clone()).unwrap_err().to_string().contains("unreachable (INF) but has parent"));
+    let mut p7 = p.clone();
+    p7[35] = 99;
+    assert!(adopt(d.clone(), p7).is_err());
+    // What it trusts: a distance no edge gives is taken as it is (the originals take it too).
+    let mut d8 = d.clone();
+    d8[35] += 1;
+    assert!(adopt(d8, p.clone()).is_ok());
+}
+
+/// On graphs where an update may recompute, one pass finds whether an unverified tree is
+/// canonical: a computed tree is, the same tree with one tie parent moved to another tight
+/// in-neighbour is not (and is then always repaired, never recomputed).
+#[test]
+fn unverified_adoption_finds_canonical_trees() {
+    let res = Resources::sequential();
+    let g = grid_graph(70, 1);
+    let r = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
+    let (d, p) = (r.distances().to_vec(), r.parents().to_vec());
+    let adopt = |p: Vec<i32>| SsspResult::from_arrays_unverified(&res, &g, 0, 0, d.clone(), p, false, 20, &SsspOptions::default()).unwrap();
+    assert!(adopt(p.clone()).is_canonical());
+    // A vertex with two tight in-neighbours: give it the higher one.
+    let csr = g.to_csr();
+    let tie = (0..g.n()).find_map(|v| {
+        let tails: Vec<usize> = (0..g.n())
+            .filter(|&u| csr.row(u).any(|e| csr.col_ind()[e] as usize == v && d[u] + csr.column(0)[e] as i64 == d[v]))
+            .collect();
+        (tails.len() > 1).then(|| (v, *tails.iter().max().unwrap()))
+    });
+    let (v, higher) = tie.expect("a grid with weights in [1, 20] has ties");
+    let mut moved = p.clone();
+    moved[v] = higher as i32;
+    assert!(!adopt(moved).is_canonical());
+}
+
+/// A deferred MOSP result combines once, in its first update, into what a combined one gives.
+#[test]
+fn a_deferred_mosp_result_combines_in_its_first_update() {
+    use dyng::io::changegen::{generate_changes, ChangeOptions};
+    for res in [Resources::sequential(), Resources::parallel(2).unwrap()] {
+        let mut g1 = grid_graph(40, 3);
+        let mut g2 = grid_graph(40, 3);
+        let computed = MospResult::compute(&res, &g1, 0, &MospOptions::default()).unwrap();
+        let trees = |g: &Graph, unverified: bool| -> Vec<SsspResult> {
+            (0..3)
+                .map(|j| {
+                    let t = computed.tree(j);
+                    let (d, p) = (t.distances().to_vec(), t.parents().to_vec());
+                    if unverified {
+                        SsspResult::from_arrays_unverified(&res, g, 0, j, d, p, false, 100, &SsspOptions::default()).unwrap()
+                    } else {
+                        SsspResult::from_arrays(g, 0, j, d, p, false, &SsspOptions::default()).unwrap()
+                    }
+                })
+                .collect()
+        };
+        let mut combined = MospResult::from_trees(&res, &g1, 0, trees(&g1, false), &[2, 1, 3]).unwrap();
+        let mut deferred = MospResult::from_trees_deferred(&g2, 0, trees(&g2, true), &[2, 1, 3]).unwrap();
+        assert!(combined.is_combined() && !deferred.is_combined());
+        let (batch, _) = generate_changes(&g1.to_csr(), &ChangeOptions { changes: 300, seed: 5, ..Default::default() }).unwrap();
+        dyng::update_one(&res, &mut g1, &batch.view(), &mut combined).unwrap();
+        dyng::update_one(&res, &mut g2, &batch.view(), &mut deferred).unwrap();
+        assert!(deferred.is_combined());
+        for j in 0..3 {
+            assert_eq!(combined.tree(j).distances(), deferred.tree(j).distances());
+            assert_eq!(combined.tree(j).parents(), deferred.tree(j).parents());
+        }
+        assert_eq!(combined.combined_distances(), deferred.combined_distances());
+        assert_eq!(combined.combined_parents(), deferred.combined_parents());
+        assert_eq!(combined.path_costs(), deferred.path_costs());
+    }
+}
+
+#[test]
 fn pool_steady_state_allocates_nothing() {
     let res = Resources::parallel(2).unwrap();
     let mut g = grid_graph(40, 3);
@@ -208,7 +303,8 @@ fn failed_runs_discard_their_workspace() {
     dist[0] = 0;
     let mut parent: Vec<i32> = (0..n as i32).map(|v| if v == 0 { -1 } else { v ^ 1 }).collect();
     parent[1] = 0;
-    let e = dyng::sosp_update_arrays(&res, &g.to_csr(), 0, &[0], &[1], &[], 0, 10, 20, &mut dist, &mut parent);
+    let csr = g.to_csr();
+    let e = dyng::sosp_update_arrays(&res, dyng::CsrArrays::of(&csr, 0), None, &[0], &[1], &[], 0, 10, 20, &mut dist, &mut parent);
     assert!(e.unwrap_err().to_string().contains("parent cycle"));
     let c1 = res.workspaces().counters();
     assert_eq!(c1.discarded, c0.discarded + 1);
@@ -395,6 +491,42 @@ fn a_long_shortcut_recomputes_before_any_repair() {
     assert_eq!(trees[0], trees[1]);
 }
 
+/// A drop-in call without any change (its one-pass path) does what the engine's packing and
+/// write-back do: every vertex checked, unreachable ones normalized to (INF, -1), nothing else
+/// touched; a single insertion head takes the engine's path, with the same result.
+#[test]
+fn a_drop_in_call_without_changes_checks_and_normalizes_only() {
+    use dyng::{sosp_update_arrays, CsrArrays};
+    let res = Resources::parallel(2).unwrap();
+    let g = grid_graph(70, 1);
+    let r = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
+    let max_w = g.max_weight(0) as i64;
+    let csr = g.to_csr();
+    let (mut d, mut p) = (r.distances().to_vec(), r.parents().to_vec());
+    // An unreachable vertex as some tools write it: a large distance and a stale parent.
+    let far = g.n() - 1;
+    d[far] = dyng::DISTANCE_INF / 2 + 7;
+    p[far] = 3;
+    let (d0, p0) = (d.clone(), p.clone());
+    let s = sosp_update_arrays(&res, CsrArrays::of(&csr, 0), None, &[], &[], &[], 0, 10, max_w, &mut d, &mut p).unwrap();
+    assert_eq!((s.affected, s.invalidated, s.pushes), (1, 0, 0));
+    assert_eq!((d[far], p[far]), (dyng::DISTANCE_INF, -1));
+    let (mut d2, mut p2) = (d0.clone(), p0.clone());
+    // The source as its own insertion head is skipped by the engine: nothing to repair either.
+    sosp_update_arrays(&res, CsrArrays::of(&csr, 0), None, &[], &[], &[0], 0, 10, max_w, &mut d2, &mut p2).unwrap();
+    assert_eq!((d2, p2), (d.clone(), p.clone()));
+    // The packing's refusals.
+    let (mut d3, mut p3) = (d0.clone(), p0.clone());
+    d3[5] = (g.n() as i64 - 1) * max_w + 1;
+    let given = (d3.clone(), p3.clone());
+    let e = sosp_update_arrays(&res, CsrArrays::of(&csr, 0), None, &[], &[], &[], 0, 10, max_w, &mut d3, &mut p3);
+    assert!(e.unwrap_err().to_string().contains("exceeds (n - 1) * maxWeight"));
+    assert_eq!((d3, p3), given, "unchanged on error");
+    let (mut d4, mut p4) = (d0.clone(), p0);
+    p4[9] = g.n() as i32;
+    assert!(sosp_update_arrays(&res, CsrArrays::of(&csr, 0), None, &[], &[], &[], 0, 10, max_w, &mut d4, &mut p4).is_err());
+}
+
 #[test]
 fn invalidation_counts_agree_between_the_top_down_and_bottom_up_walks() {
     use dyng::{sosp_update_arrays, Fallback};
@@ -423,7 +555,8 @@ fn invalidation_counts_agree_between_the_top_down_and_bottom_up_walks() {
             to.extend(&b.ins_dst);
             let max_w = g.max_weight(0) as i64;
             let delta = trusted_delta(&g);
-            let walked = sosp_update_arrays(&res, &g.to_csr(), 0, &from, &to, &b.ins_dst, 0, delta, max_w, &mut dist, &mut parent).unwrap();
+            let csr = g.to_csr();
+            let walked = sosp_update_arrays(&res, dyng::CsrArrays::of(&csr, 0), None, &from, &to, &b.ins_dst, 0, delta, max_w, &mut dist, &mut parent).unwrap();
             assert_eq!((trusted.invalidated, trusted.affected), (walked.invalidated, walked.affected), "{deletions} deletions, {policy:?}");
             assert!(trusted.invalidated > 0);
             assert_eq!((r.distances(), r.parents()), (&dist[..], &parent[..]));

@@ -278,6 +278,7 @@ fn sosp(w: &World, g: &OneObjective, from: &[i32], to: &[i32], heads: &[i32], so
         dyng_sosp_update_arrays(
             w.res,
             &g.desc(),
+            null(),
             from.as_ptr(),
             to.as_ptr(),
             from.len().min(to.len()),
@@ -285,7 +286,7 @@ fn sosp(w: &World, g: &OneObjective, from: &[i32], to: &[i32], heads: &[i32], so
             heads.len(),
             source,
             delta,
-            max_weight,
+            max_weight as i64,
             d.as_mut_ptr(),
             p.as_mut_ptr(),
             &mut st,

@@ -44,9 +44,9 @@ pub struct dyng_resources_options_t {
     pub struct_size: usize,
     /// `DYNG_BACKEND_SEQUENTIAL`, `DYNG_BACKEND_PARALLEL` (default) or `DYNG_BACKEND_CUDA`.
     pub backend: u32,
-    /// Threads of the parallel backend; 0 = all cores. At most 1,024, or 4 x the available CPUs
-    /// where that is more (`DYNG_ERR_INVALID_ARGUMENT` beyond); `DYNG_ERR_RESOURCE` with the OS
-    /// error when the system refuses a thread.
+    /// Threads of the parallel backend; 0 = `OMP_NUM_THREADS` where it is set, else all cores. At
+    /// most 1,024, or 4 x the available CPUs where that is more (`DYNG_ERR_INVALID_ARGUMENT`
+    /// beyond); `DYNG_ERR_RESOURCE` with the OS error when the system refuses a thread.
     pub num_threads: usize,
     /// CUDA device ordinal.
     pub device: i32,
@@ -277,6 +277,24 @@ pub unsafe extern "C" fn dyng_resources_free(res: *mut dyng_resources_t) {
     guard("dyng_resources_free", || unsafe {
         handle::free(res, "dyng_resources_free")
     });
+}
+
+/// Allocates, now, the workspace the host-side calls on caller arrays (`dyng_sosp_update_arrays`,
+/// `dyng_sosp_solve_arrays`) need for graphs of up to `n` vertices (38 bytes per vertex), so that
+/// their first call does not pay for it (the originals allocate theirs before the first update, in
+/// `SospWorkspace::reserve`). It stays in the pool like any idle workspace. Thread safety:
+/// thread-safe.
+///
+/// # Safety
+/// `res` is NULL or a dyng handle.
+#[no_mangle]
+pub unsafe extern "C" fn dyng_reserve_workspace(res: *const dyng_resources_t, n: usize) -> dyng_status_t {
+    guard("dyng_reserve_workspace", || {
+        // SAFETY: forwarded contract.
+        let r = unsafe { resources(res, "dyng_reserve_workspace")? };
+        r.reserve_workspace(n);
+        Ok(())
+    })
 }
 
 /// Frees the idle workspaces of the pool shared by `res` and its clones (worker isolation: the

@@ -143,19 +143,33 @@ impl MospResult {
         Self::assemble(res, graph, source, prefs, trees)
     }
 
-    fn assemble(
-        res: &Resources,
-        graph: &Graph,
-        source: usize,
-        prefs: Preferences,
-        trees: Vec<SsspResult>,
-    ) -> Result<Self> {
-        let mut r = MospResult {
+    /// [`MospResult::from_trees`] without combining the K trees: the combined tree and the path
+    /// costs are those of the next update, which combines the trees it updated (a one-shot driver
+    /// such as `dyng mosp` never reads the combination of the trees before their update). Until
+    /// that update [`MospResult::is_combined`] is false, and the combined arrays and the path
+    /// costs hold nothing to read.
+    pub fn from_trees_deferred(graph: &Graph, source: usize, trees: Vec<SsspResult>, preferences: &[u32]) -> Result<Self> {
+        let facts: Vec<TreeFacts> = trees
+            .iter()
+            .map(|t| TreeFacts {
+                objective: t.objective,
+                source: t.source,
+                current: t.graph_id == graph.id() && t.version == graph.version(),
+            })
+            .collect();
+        let prefs = check_trees(graph, source, &facts, preferences)?;
+        Ok(Self::uncombined(graph, source, prefs, trees))
+    }
+
+    /// The result before its first combine.
+    fn uncombined(graph: &Graph, source: usize, prefs: Preferences, trees: Vec<SsspResult>) -> Self {
+        MospResult {
             graph_id: graph.id(),
             version: graph.version(),
             source,
             prefs,
             trees,
+            // Sized for the combine (which solves into them); calloc'd, so untouched until then.
             combined_dist: Arc::new(vec![0; graph.n()]),
             combined_parent: Arc::new(vec![0; graph.n()]),
             costs: Arc::new(Vec::new()),
@@ -167,7 +181,23 @@ impl MospResult {
             touched: Vec::new(),
             touched_listed: false,
             combined_largest: None,
-        };
+        }
+    }
+
+    /// Whether the combined tree and the path costs are those of the trees (false only for a
+    /// result of [`MospResult::from_trees_deferred`] before its first update).
+    pub fn is_combined(&self) -> bool {
+        self.costs_current
+    }
+
+    fn assemble(
+        res: &Resources,
+        graph: &Graph,
+        source: usize,
+        prefs: Preferences,
+        trees: Vec<SsspResult>,
+    ) -> Result<Self> {
+        let mut r = Self::uncombined(graph, source, prefs, trees);
         let mut ws = lease_workspace(res, graph.n());
         r.recombine(res, graph, &mut ws, None)?;
         ws.give_back();

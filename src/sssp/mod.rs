@@ -22,7 +22,8 @@ pub mod workspace;
 use crate::error::{Error, Result};
 use crate::graph::{Csr, Graph, Rows};
 use crate::resources::{Lease, Resources};
-use run::{Changes, OutView};
+use packing::Packing;
+use run::{Changes, InView, OutView};
 use std::sync::Arc;
 
 pub use stats::{default_delta, UpdateStats};
@@ -339,6 +340,58 @@ impl SsspResult {
         })
     }
 
+    /// Adopts a tree checked only as the originals check theirs before an update, in one pass
+    /// over the vertices (the drop-in driver `dyng mosp` without `--validate`): rooted at `source`,
+    /// parents in range, every reachable vertex's parent closer to the source (so no cycle), every
+    /// finite distance at most (n - 1) x `max_weight` (the objective's largest weight before and
+    /// after the batch to come, as the originals bound it). That the parent edges are edges of the
+    /// graph with those distances is trusted, as the originals trust it: a tree of another graph
+    /// gives other trees than theirs, or fails at the path costs. With `canonicalize`, the
+    /// originals' one-pass rule first.
+    ///
+    /// On graphs where the adaptive update may recompute (from [`ADAPTIVE_MIN_VERTICES`]), one
+    /// pass over the edges (on `res`'s threads) finds whether the tree is canonical: a canonical tree may then be
+    /// recomputed where that is faster (its update and its recompute are the same tree), any other
+    /// is always repaired, keeping the tie choices the batch does not touch, as the originals do.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_arrays_unverified(
+        res: &Resources,
+        graph: &Graph,
+        source: usize,
+        objective: usize,
+        mut dist: Vec<i64>,
+        mut parent: Vec<i32>,
+        canonicalize: bool,
+        max_weight: i64,
+        opt: &SsspOptions,
+    ) -> Result<Self> {
+        check_objective(objective, graph.k())?;
+        check_delta(opt.delta)?;
+        let what = format!("the tree of objective {objective}");
+        validate::check_ranges(graph.n(), source, &mut dist, &parent, &what)?;
+        if canonicalize {
+            validate::canonicalize(&graph.rows(), objective, source, &dist, &mut parent);
+        }
+        let bound = Packing::choose(graph.n(), max_weight.max(graph.max_weight(objective) as i64))?.bound;
+        let largest = validate::check_unverified(source, &dist, &parent, bound, &what)?;
+        let canonical = graph.n() >= ADAPTIVE_MIN_VERTICES
+            && with_exec!(res, |e| validate::is_canonical(e, &graph.rows(), objective, source, &dist, &parent));
+        Ok(SsspResult {
+            graph_id: graph.id(),
+            version: graph.version(),
+            source,
+            objective,
+            delta: opt.delta,
+            fallback: opt.fallback,
+            canonical,
+            dist: Arc::new(dist),
+            parent: Arc::new(parent),
+            stats: UpdateStats::default(),
+            static_pushes: None,
+            largest: Some(largest),
+        })
+    }
+
     pub fn source(&self) -> usize {
         self.source
     }
@@ -410,15 +463,149 @@ pub(crate) fn tree_path(parent: &[i32], source: usize, target: usize) -> Result<
     Ok(path)
 }
 
-/// The originals' per-objective update on caller-owned arrays (`sospUpdateCpu`, the drop-in
-/// entry point): `graph` is the UPDATED graph (objective `objective` is used), `dist`/`parent`
-/// the canonical tree of the old graph in, of the updated graph out. Scratch memory is leased from
-/// `res`. The reverse graph is built per call.
+/// One objective of a graph in CSR form on arrays the caller owns (the drop-in entry points):
+/// row `u` is `col[row_ptr[u]..row_ptr[u + 1]]`, with the weights `w` beside `col`. A reverse
+/// graph takes the same form, `col` holding the tails of the edges into each vertex.
+///
+/// Borrowed, never copied. A call that reads the graph checks it first in one pass on the
+/// executor (offsets, heads, weights), which also gives the facts the originals take from it.
+#[derive(Clone, Copy, Debug)]
+pub struct CsrArrays<'a> {
+    pub row_ptr: &'a [i32],
+    pub col: &'a [i32],
+    pub w: &'a [i32],
+}
+
+impl<'a> CsrArrays<'a> {
+    /// Objective `j` of `g`.
+    pub fn of(g: &'a Csr, j: usize) -> Self {
+        CsrArrays { row_ptr: g.row_ptr(), col: g.col_ind(), w: g.column(j) }
+    }
+
+    /// Vertices.
+    pub fn n(&self) -> usize {
+        self.row_ptr.len().saturating_sub(1)
+    }
+
+    /// The shape (n + 1 offsets from 0 to m, m heads and weights).
+    fn check(&self, what: &str) -> Result<()> {
+        let m = self.col.len();
+        let first = self.row_ptr.first().copied();
+        let last = self.row_ptr.last().copied();
+        if first != Some(0) || last.map(|l| l as i64) != Some(m as i64) || self.w.len() != m {
+            return Err(Error::invalid(format!(
+                "dyng: {what}: {} row offsets (first {first:?}, last {last:?}), {m} heads and {} weights; want n + 1 offsets from 0 to m and m weights",
+                self.row_ptr.len(),
+                self.w.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// The rows of this one-objective CSR.
+    fn rows(&self) -> Rows<'a> {
+        Rows::compact(self.n(), 1, self.row_ptr, self.col, self.w)
+    }
+
+    fn out(&self) -> OutView<'a> {
+        OutView::of(&self.rows(), 0)
+    }
+
+    /// Checks every entry (offsets non-decreasing, heads in [0, n), with `weights` also weights in
+    /// [1, 2^31-1]) in one pass on `e`; returns the largest weight (at least 1) and the weight sum
+    /// (1 and 0 without `weights`).
+    fn scan<E: exec::Exec>(&self, e: &E, weights: bool, what: &str) -> Result<(i64, i64)> {
+        use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering::Relaxed};
+        let n = self.n();
+        let bad_row = AtomicUsize::new(usize::MAX);
+        e.for_chunks(n, run::GRAIN_VERTICES * 16, |r| {
+            // Plain loops over slices, which vectorize (one zipped loop with an early exit ran at
+            // a sixth of the memory's speed).
+            if self.row_ptr[r.start..r.end + 1].windows(2).any(|x| x[1] < x[0]) {
+                let u = r.clone().find(|&u| self.row_ptr[u + 1] < self.row_ptr[u]).unwrap_or(r.start);
+                bad_row.fetch_min(u, Relaxed);
+            }
+        });
+        let u = bad_row.into_inner();
+        if u != usize::MAX {
+            return Err(Error::invalid(format!(
+                "dyng: {what}: row_ptr is not monotone: row_ptr[{}] = {} < row_ptr[{u}] = {}",
+                u + 1,
+                self.row_ptr[u + 1],
+                self.row_ptr[u]
+            )));
+        }
+        let (bad_edge, max, sum) = (AtomicUsize::new(usize::MAX), AtomicI64::new(1), AtomicI64::new(0));
+        e.for_chunks(self.col.len(), run::GRAIN_VERTICES * 16, |r| {
+            let (col, w) = (&self.col[r.clone()], &self.w[r.clone()]);
+            // A negative head is a huge u32: one comparison covers both ends.
+            let heads_bad = col.iter().fold(false, |bad, &v| bad | (v as u32 as usize >= n));
+            let weights_bad = weights && w.iter().fold(false, |bad, &x| bad | (x < 1));
+            if heads_bad || weights_bad {
+                let i = (0..col.len()).find(|&i| col[i] as u32 as usize >= n || (weights && w[i] < 1)).unwrap_or(0);
+                bad_edge.fetch_min(r.start + i, Relaxed);
+                return;
+            }
+            if !weights {
+                return;
+            }
+            max.fetch_max(w.iter().copied().fold(1, i32::max) as i64, Relaxed);
+            sum.fetch_add(w.iter().map(|&x| x as i64).sum::<i64>(), Relaxed);
+        });
+        let i = bad_edge.into_inner();
+        if i != usize::MAX {
+            return Err(Error::invalid(format!(
+                "dyng: {what}: edge {i} has head {} and weight {}; heads must be in [0, n = {n}) and weights in [1, 2^31-1]",
+                self.col[i], self.w[i]
+            )));
+        }
+        Ok((max.into_inner(), sum.into_inner()))
+    }
+
+    /// A validated copy, for the engines that need a [`Csr`] (the reverse graph's build, CUDA).
+    fn to_csr(self) -> Result<Csr> {
+        Csr::from_arrays(self.n(), 1, self.row_ptr.to_vec(), self.col.to_vec(), self.w, crate::graph::WeightLayout::ObjectiveMajor)
+    }
+}
+
+/// The checks of a drop-in call that reads the graph: its entries (one pass, see
+/// [`CsrArrays::scan`]), every weight at most `max_weight`, and the run's arguments. Returns the
+/// Delta and the largest weight to use (`delta` and `max_weight` <= 0: the graph's own).
+fn drop_in_args(res: &Resources, graph: &CsrArrays<'_>, source: usize, delta: i64, max_weight: i64, dist: &[i64], parent: &[i32]) -> Result<(i64, i64, Packing)> {
+    let n = graph.n();
+    let (largest, sum) = with_exec!(res, |e| graph.scan(e, true, "the graph"))?;
+    if max_weight > 0 && largest > max_weight {
+        return Err(Error::invalid(format!(
+            "dyng: the graph has a weight {largest} above max_weight = {max_weight} (which must bound every weight before and after the batch)"
+        )));
+    }
+    let delta = if delta > 0 { delta } else { default_delta(graph.col.len(), n, sum) };
+    let max_weight = if max_weight > 0 { max_weight } else { largest };
+    engine::check_run_args(n, source, delta, dist.len(), parent.len())?;
+    Ok((delta, max_weight, Packing::choose(n, max_weight)?))
+}
+
+/// The originals' per-objective update on caller-owned arrays (`sospUpdateCpu`, the drop-in entry
+/// point): `graph` is the UPDATED graph (one objective), `reverse` its reverse graph (`None`: built
+/// for the call when there are changes, a copy and a pass over the edges), `dist`/`parent` the tree
+/// of the old graph in, of the updated graph out (written in place, only once nothing can fail).
+///
+/// `changed_from`/`changed_to` are the edges that can invalidate a subtree as the originals list
+/// them: every deletion and every insertion that raised this objective's weight of an existing
+/// edge (reference-behaviour 2); `insert_heads` the heads of all insertions. The tree is repaired
+/// as the originals repair it (no recompute): tie choices of a non-canonical tree are kept where
+/// the batch does not touch them. `delta` <= 0: the default; `max_weight` <= 0: the graph's largest
+/// weight (each a pass over the weights), else at least every weight of the graph and the batch.
+///
+/// Per call: the shapes (O(1)); with anything to repair, one pass checking the graph's entries
+/// (and the reverse graph's offsets and tails) and the distance bound the originals check before a walk; the
+/// engine's passes over the vertices. A call without changes reads only the tree (one pass).
+/// Scratch memory is leased from `res`.
 #[allow(clippy::too_many_arguments)]
 pub fn sosp_update_arrays(
     res: &Resources,
-    graph: &Csr,
-    objective: usize,
+    graph: CsrArrays<'_>,
+    reverse: Option<CsrArrays<'_>>,
     changed_from: &[i32],
     changed_to: &[i32],
     insert_heads: &[i32],
@@ -428,32 +615,75 @@ pub fn sosp_update_arrays(
     dist: &mut [i64],
     parent: &mut [i32],
 ) -> Result<UpdateStats> {
-    check_objective(objective, graph.k())?;
-    if graph.n() == 0 {
+    graph.check("the graph")?;
+    if graph.n() == 0 && dist.is_empty() && parent.is_empty() {
         return Ok(UpdateStats::default());
     }
-    let max_weight = max_weight.max(graph.max_weight(objective) as i64);
+    let n = graph.n();
+    engine::check_changes(n, changed_from, changed_to, insert_heads)?;
+    let repairs = !changed_from.is_empty() || !insert_heads.is_empty();
+    if !repairs && max_weight > 0 && res.cuda().is_none() {
+        // Nothing reads the graph: only the tree is checked (and normalized).
+        engine::check_run_args(n, source, 1, dist.len(), parent.len())?;
+        let packing = Packing::choose(n, max_weight)?;
+        if packing.packed_parents() {
+            return with_exec!(res, |e| unchanged_tree(e, packing.bound, dist, parent));
+        }
+    }
+    let (delta, max_weight, packing) = drop_in_args(res, &graph, source, delta, max_weight, dist, parent)?;
+    if let (Some(r), true) = (&reverse, repairs) {
+        r.check("the reverse graph")?;
+        if r.n() != n || r.col.len() != graph.col.len() {
+            return Err(Error::invalid(format!(
+                "dyng: the reverse graph has n = {} and m = {}; the graph n = {n} and m = {}",
+                r.n(),
+                r.col.len(),
+                graph.col.len()
+            )));
+        }
+        // Its offsets and tails, which the pull indexes by. Its weights only enter candidates
+        // that the packing bounds (a reverse graph that is not the graph's gives a wrong tree,
+        // which no check short of comparing the two could tell).
+        with_exec!(res, |e| r.scan(e, false, "the reverse graph"))?;
+    }
+    if !changed_from.is_empty() {
+        // The walk up the parents comes before the packing pass that checks the distances: the
+        // originals check every vertex before it, invalidated or not (golden errors/e14).
+        validate::check_caller_distances(dist, packing.bound)?;
+    }
+    if !repairs && packing.packed_parents() && res.cuda().is_none() {
+        return with_exec!(res, |e| unchanged_tree(e, packing.bound, dist, parent));
+    }
     if let Some(cuda) = res.cuda() {
-        let dg = cuda.upload_graph(graph)?;
+        let dg = cuda.upload_graph(&graph.to_csr()?)?;
         let changes = crate::cuda::ChangeSet {
             from: changed_from,
             to: changed_to,
             heads: insert_heads,
         };
-        return cuda.sssp_update(res.workspaces(), &dg, objective, changes, source, delta, max_weight, dist, parent);
+        return cuda.sssp_update(res.workspaces(), &dg, 0, changes, source, delta, max_weight, dist, parent);
     }
-    let in_rows = crate::graph::rows::SlackRows::reversed(&graph.rows());
+    let built = match (reverse, repairs) {
+        (None, true) => Some(crate::graph::rows::SlackRows::reversed(&graph.rows())),
+        _ => None,
+    };
+    let inn: InView<'_> = match (&built, reverse) {
+        (Some(r), _) => view(&r.rows(), 0),
+        (None, Some(r)) => r.out(),
+        // Without changes nothing is pulled (no candidates), so no reverse graph is read.
+        (None, None) => graph.out(),
+    };
     let changes = Changes {
         from: changed_from,
         to: changed_to,
         heads: insert_heads,
         inserted: None,
     };
-    let mut ws = lease_workspace(res, graph.n());
+    let mut ws = lease_workspace(res, n);
     let (stats, _) = with_exec!(res, |e| engine::update(
         e,
-        view(&graph.rows(), objective),
-        || view(&in_rows.rows(), objective),
+        graph.out(),
+        || inn,
         changes,
         source,
         delta,
@@ -465,6 +695,76 @@ pub fn sosp_update_arrays(
         parent,
         &mut None
     ))?;
+    ws.give_back();
+    Ok(stats)
+}
+
+/// A drop-in update without any change: what the engine's passes would do, in one. It packs every
+/// vertex (refusing a distance above the bound, a negative one or a parent out of range) and
+/// unpacks it again, which in packed mode changes nothing but an unreachable vertex's entries
+/// (INF, -1). So this checks every vertex as the packing does and writes only those. (In
+/// distance-only mode the engine recovers every parent, so it runs there.)
+fn unchanged_tree<E: exec::Exec>(e: &E, bound: u64, dist: &mut [i64], parent: &mut [i32]) -> Result<UpdateStats> {
+    let n = dist.len();
+    let bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
+    let stale = std::sync::atomic::AtomicUsize::new(0);
+    let (d, p) = (&*dist, &*parent);
+    e.for_chunks(n, run::GRAIN_VERTICES * 4, |r| {
+        let mut unnormal = 0;
+        for (v, (&dv, &pv)) in r.clone().zip(d[r.clone()].iter().zip(&p[r])) {
+            if pv < -1 || pv as i64 >= n as i64 || dv < 0 || (run::is_finite(dv) && dv as u64 > bound) {
+                bad.fetch_min(v, std::sync::atomic::Ordering::Relaxed);
+            } else if !run::is_finite(dv) && (dv != crate::DISTANCE_INF || pv != -1) {
+                unnormal += 1;
+            }
+        }
+        stale.fetch_add(unnormal, std::sync::atomic::Ordering::Relaxed);
+    });
+    let v = bad.into_inner();
+    if v != usize::MAX {
+        return Err(Error::invalid(format!(
+            "dyng: an input distance exceeds (n - 1) * maxWeight, is negative, or its parent is out of range: distance[{v}] = {}, parent[{v}] = {} (bound {bound}, n = {n}); does the tree belong to this graph?",
+            dist[v], parent[v]
+        )));
+    }
+    let affected = stale.into_inner();
+    if affected > 0 {
+        for (dv, pv) in dist.iter_mut().zip(parent.iter_mut()) {
+            if !run::is_finite(*dv) {
+                (*dv, *pv) = (crate::DISTANCE_INF, -1);
+            }
+        }
+    }
+    Ok(UpdateStats {
+        affected: affected as i64,
+        packed_parents: true,
+        ..Default::default()
+    })
+}
+
+/// The originals' static solve on caller-owned arrays (`sospFromScratchCpu`): the canonical tree of
+/// `graph` from `source` into `dist`/`parent` (n each). `delta` and `max_weight` as for
+/// [`sosp_update_arrays`].
+pub fn sosp_solve_arrays(
+    res: &Resources,
+    graph: CsrArrays<'_>,
+    source: usize,
+    delta: i64,
+    max_weight: i64,
+    dist: &mut [i64],
+    parent: &mut [i32],
+) -> Result<UpdateStats> {
+    graph.check("the graph")?;
+    if graph.n() == 0 && dist.is_empty() && parent.is_empty() {
+        return Ok(UpdateStats::default());
+    }
+    let (delta, max_weight, _) = drop_in_args(res, &graph, source, delta, max_weight, dist, parent)?;
+    if let Some(cuda) = res.cuda() {
+        let dg = cuda.upload_graph(&graph.to_csr()?)?;
+        return cuda.sssp_compute(res.workspaces(), &dg, 0, source, Some(delta), Some(max_weight), dist, parent);
+    }
+    let mut ws = lease_workspace(res, graph.n());
+    let (stats, _) = with_exec!(res, |e| engine::compute(e, graph.out(), source, delta, max_weight, &mut ws, dist, parent))?;
     ws.give_back();
     Ok(stats)
 }

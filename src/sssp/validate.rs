@@ -21,6 +21,23 @@ pub(crate) fn check_shape(
     parent: &[i32],
     what: &str,
 ) -> Result<()> {
+    check_ranges(n, source, dist, parent, what)?;
+    if let Some(v) = find_parent_cycle(parent) {
+        return Err(Error::invalid(format!(
+            "dyng: {what}: the input SOSP tree has a parent cycle through vertex {v}"
+        )));
+    }
+    Ok(())
+}
+
+/// [`check_shape`] without the cycle walk.
+pub(crate) fn check_ranges(
+    n: usize,
+    source: usize,
+    dist: &mut [i64],
+    parent: &[i32],
+    what: &str,
+) -> Result<()> {
     if dist.len() != n || parent.len() != n {
         return Err(Error::invalid(format!(
             "dyng: {what}: {} distances and {} parents given, want n = {n}",
@@ -52,11 +69,6 @@ pub(crate) fn check_shape(
             dist[source], parent[source]
         )));
     }
-    if let Some(v) = find_parent_cycle(parent) {
-        return Err(Error::invalid(format!(
-            "dyng: {what}: the input SOSP tree has a parent cycle through vertex {v}"
-        )));
-    }
     Ok(())
 }
 
@@ -81,6 +93,102 @@ fn find_parent_cycle(parent: &[i32]) -> Option<usize> {
         }
     }
     None
+}
+
+/// The checks of an adopted tree that is not verified against the graph
+/// ([`SsspResult::from_arrays_unverified`](super::SsspResult::from_arrays_unverified)): one pass
+/// over the vertices, as light as the originals' own (they check every vertex's distance against
+/// the bound before their update). Every reachable vertex other than the source has a parent
+/// whose distance is smaller (weights are at least 1, so this also rules out parent cycles), every
+/// unreachable one none, and every finite distance is at most `bound`. Returns the largest finite
+/// distance.
+pub(crate) fn check_unverified(source: usize, dist: &[i64], parent: &[i32], bound: u64, what: &str) -> Result<i64> {
+    let mut largest = 0;
+    for (v, (&d, &p)) in dist.iter().zip(parent).enumerate() {
+        if !is_finite(d) {
+            if p != -1 {
+                return Err(Error::invalid(format!(
+                    "dyng: {what}: vertex {v} is unreachable (INF) but has parent {p}"
+                )));
+            }
+            continue;
+        }
+        if d as u64 > bound {
+            return Err(Error::invalid(format!(
+                "dyng: {what}: an input distance exceeds (n - 1) * maxWeight = {bound}: distance[{v}] = {d}"
+            )));
+        }
+        largest = largest.max(d);
+        if v == source {
+            continue;
+        }
+        // check_shape has put every parent in [-1, n).
+        if p < 0 || dist[p as usize] >= d {
+            return Err(Error::invalid(format!(
+                "dyng: {what}: vertex {v} has distance {d} and parent {p} of distance {}: not a shortest-path tree (or the input SOSP tree has a parent cycle)",
+                if p < 0 { "none".to_string() } else if is_finite(dist[p as usize]) { dist[p as usize].to_string() } else { "INF".to_string() }
+            )));
+        }
+    }
+    Ok(largest)
+}
+
+/// Whether the tree is canonical on objective `j` of `g`: every reachable vertex's parent is the
+/// lowest-id in-neighbour u with d(u) + w(u, v) = d(v) (which makes every parent edge a tight edge
+/// of the graph). One pass over the edges on the executor, stopping at the first lower tight tail;
+/// nothing is reported, a tree that is not canonical (or not a shortest-path tree) is only said
+/// not to be.
+pub(crate) fn is_canonical<E: super::exec::Exec>(e: &E, g: &Rows<'_>, j: usize, source: usize, dist: &[i64], parent: &[i32]) -> bool {
+    use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::Relaxed};
+    let (w, col) = (g.column(j), g.heads());
+    // Byte v: the tight edge from parent[v] was seen (a byte, so that marking is a plain store,
+    // not a read-modify-write: 7 ms of a 25 ms pass on the 1000^2 grid as a bit set).
+    let tight_parent: Vec<AtomicU8> = (0..g.n()).map(|_| AtomicU8::new(0)).collect();
+    let lower = AtomicBool::new(false);
+    e.for_chunks(g.n(), 1 << 14, |r| {
+        if lower.load(Relaxed) {
+            return;
+        }
+        for u in r {
+            let du = dist[u];
+            if !is_finite(du) {
+                continue;
+            }
+            let row = g.row(u);
+            for (&v, &wv) in col[row.clone()].iter().zip(&w[row]) {
+                let v = v as usize;
+                let d = du + wv as i64;
+                let dv = dist[v];
+                if d > dv {
+                    continue;
+                }
+                let pv = parent[v];
+                if d < dv || (v != source && (u as i32) < pv) {
+                    lower.store(true, Relaxed);
+                    return;
+                }
+                if pv == u as i32 {
+                    tight_parent[v].store(1, Relaxed);
+                }
+            }
+        }
+    });
+    !lower.into_inner()
+        && (0..g.n()).all(|v| v == source || !is_finite(dist[v]) || tight_parent[v].load(Relaxed) == 1)
+}
+
+/// The distance check the originals make of a caller's tree before walking it (reference-behaviour
+/// 3.3, the drop-in entry point): no negative distance, every finite one within the packing's
+/// `bound` ((n - 1) * maxWeight). One pass, stopping at the first bad vertex (the engine checks
+/// the parents' range before its walk).
+pub(crate) fn check_caller_distances(dist: &[i64], bound: u64) -> Result<()> {
+    match dist.iter().position(|&d| d < 0 || (is_finite(d) && d as u64 > bound)) {
+        None => Ok(()),
+        Some(v) => Err(Error::invalid(format!(
+            "dyng: an input distance exceeds (n - 1) * maxWeight = {bound} or is negative: distance[{v}] = {}",
+            dist[v]
+        ))),
+    }
 }
 
 /// The originals' `canonicalizeTree`: one ascending pass moving each parent to a lower-id tight

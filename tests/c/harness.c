@@ -657,12 +657,14 @@ static void test_sosp_arrays(const dyng_resources_t *res) {
     dyng_graph_t *g = thesis_graph(res);
     dyng_batch_t b = thesis_batch();
     int32_t rp[N + 1], ci[M], w[K * M];
-    int32_t changed_src[4] = {1, 4, 3, 1}, changed_dst[4] = {3, 1, 5, 5};
-    int64_t dist[N];
-    int32_t parent[N];
+    /* The thesis batch deletes 1->3 and 4->1; its two insertions are new edges, so no insertion is
+     * a changed edge (only raised weights of existing edges are). */
+    int changed_src[2] = {1, 4}, changed_dst[2] = {3, 1};
+    long long dist[N];
+    int parent[N];
     dyng_update_stats_t st;
     dyng_csr_t one;
-    int j;
+    int j, v;
 
     /* Apply the batch with dyng to get the updated graph, as a MOSP-style caller would itself. */
     OK(dyng_update(res, g, &b, NULL, 0, NULL));
@@ -674,37 +676,67 @@ static void test_sosp_arrays(const dyng_resources_t *res) {
         one.row_ptr = rp;
         one.col_ind = ci;
         one.weights = w + j * M;
-        memcpy(dist, INIT_DIST[j], sizeof dist);
+        for (v = 0; v < N; v++) dist[v] = INIT_DIST[j][v];
         memcpy(parent, INIT_PARENT[j], sizeof parent);
         st = dyng_update_stats_default();
         CHECK(st.struct_size == sizeof st && st.invalidated == 0 && st.pushes == 0 && !st.fallback_used);
-        OK(dyng_sosp_update_arrays(res, &one, changed_src, changed_dst, 4, INS_DST, 2, 0, 0, 16, dist, parent, &st));
-        CHECK(memcmp(dist, UPD_DIST[j], sizeof dist) == 0);
+        OK(dyng_sosp_update_arrays(res, &one, NULL, changed_src, changed_dst, 2, INS_DST, 2, 0, 0, 16, dist, parent, &st));
+        for (v = 0; v < N; v++) CHECK(dist[v] == UPD_DIST[j][v]);
         CHECK(memcmp(parent, UPD_PARENT[j], sizeof parent) == 0);
         CHECK(st.invalidated == (j < 2 ? 4 : 0));
     }
     /* Errors leave the arrays as they were. */
-    memcpy(dist, INIT_DIST[0], sizeof dist);
+    for (v = 0; v < N; v++) dist[v] = INIT_DIST[0][v];
     memcpy(parent, INIT_PARENT[0], sizeof parent);
     one.weights = w;
-    EXPECT(dyng_sosp_update_arrays(res, &one, changed_src, changed_dst, 4, INS_DST, 2, 7, 0, 16, dist, parent, NULL),
+    EXPECT(dyng_sosp_update_arrays(res, &one, NULL, changed_src, changed_dst, 2, INS_DST, 2, 7, 0, 16, dist, parent, NULL),
            DYNG_ERR_INVALID_ARGUMENT);
     changed_dst[1] = 70;
-    EXPECT(dyng_sosp_update_arrays(res, &one, changed_src, changed_dst, 4, INS_DST, 2, 0, 0, 16, dist, parent, NULL),
+    EXPECT(dyng_sosp_update_arrays(res, &one, NULL, changed_src, changed_dst, 2, INS_DST, 2, 0, 0, 16, dist, parent, NULL),
            DYNG_ERR_INVALID_ARGUMENT);
-    CHECK(memcmp(dist, INIT_DIST[0], sizeof dist) == 0 && memcmp(parent, INIT_PARENT[0], sizeof parent) == 0);
+    for (v = 0; v < N; v++) CHECK(dist[v] == INIT_DIST[0][v] && parent[v] == INIT_PARENT[0][v]);
     changed_dst[1] = 1;
     one.k = 3;
-    EXPECT(dyng_sosp_update_arrays(res, &one, changed_src, changed_dst, 4, INS_DST, 2, 0, 0, 16, dist, parent, NULL),
+    EXPECT(dyng_sosp_update_arrays(res, &one, NULL, changed_src, changed_dst, 2, INS_DST, 2, 0, 0, 16, dist, parent, NULL),
            DYNG_ERR_INVALID_ARGUMENT);
     CHECK(last_error_has("K = 3"));
     one.k = 1;
-    EXPECT(dyng_sosp_update_arrays(res, &one, NULL, changed_dst, 4, INS_DST, 2, 0, 0, 16, dist, parent, NULL),
+    EXPECT(dyng_sosp_update_arrays(res, &one, NULL, NULL, changed_dst, 2, INS_DST, 2, 0, 0, 16, dist, parent, NULL),
            DYNG_ERR_NULL_ARGUMENT);
-    EXPECT(dyng_sosp_update_arrays(res, NULL, changed_src, changed_dst, 4, INS_DST, 2, 0, 0, 16, dist, parent, NULL),
+    EXPECT(dyng_sosp_update_arrays(res, NULL, NULL, changed_src, changed_dst, 2, INS_DST, 2, 0, 0, 16, dist, parent, NULL),
            DYNG_ERR_NULL_ARGUMENT);
-    EXPECT(dyng_sosp_update_arrays(res, &one, changed_src, changed_dst, 4, INS_DST, 2, 0, 0, 16, NULL, parent, NULL),
+    EXPECT(dyng_sosp_update_arrays(res, &one, NULL, changed_src, changed_dst, 2, INS_DST, 2, 0, 0, 16, NULL, parent, NULL),
            DYNG_ERR_NULL_ARGUMENT);
+    /* A distance above (n - 1) * max_weight is refused, as the originals refuse it, also where the
+     * vertex is invalidated (golden errors/e14). */
+    for (v = 0; v < N; v++) dist[v] = INIT_DIST[0][v];
+    dist[3] = 6 * 16 + 1;
+    EXPECT(dyng_sosp_update_arrays(res, &one, NULL, changed_src, changed_dst, 2, INS_DST, 2, 0, 0, 16, dist, parent, NULL),
+           DYNG_ERR_INVALID_ARGUMENT);
+    CHECK(last_error_has("exceeds (n - 1) * maxWeight"));
+    /* A parent out of range is an error, not a crash. */
+    for (v = 0; v < N; v++) dist[v] = INIT_DIST[0][v];
+    parent[3] = N;
+    EXPECT(dyng_sosp_update_arrays(res, &one, NULL, changed_src, changed_dst, 2, INS_DST, 2, 0, 0, 16, dist, parent, NULL),
+           DYNG_ERR_INVALID_ARGUMENT);
+    parent[3] = INIT_PARENT[0][3];
+    /* A workspace reserved ahead is the one the calls use: none is allocated by them. */
+    {
+        size_t before = 0, after = 0;
+        OK(dyng_release_workspaces(res));
+        OK(dyng_reserve_workspace(res, 1000));
+        OK(dyng_workspace_bytes(res, &before));
+        CHECK(before >= 38 * 1000);
+        OK(dyng_sosp_update_arrays(res, &one, NULL, changed_src, changed_dst, 2, INS_DST, 2, 0, 0, 16, dist, parent, NULL));
+        OK(dyng_workspace_bytes(res, &after));
+        CHECK(after == before);
+        for (v = 0; v < N; v++) dist[v] = INIT_DIST[0][v];
+        memcpy(parent, INIT_PARENT[0], sizeof parent);
+    }
+    /* The static solve on the same arrays gives the updated tree of objective 0. */
+    one.weights = w;
+    OK(dyng_sosp_solve_arrays(res, &one, 0, 0, 0, dist, parent, NULL));
+    for (v = 0; v < N; v++) CHECK(dist[v] == UPD_DIST[0][v] && parent[v] == UPD_PARENT[0][v]);
     dyng_graph_free(g);
 }
 
