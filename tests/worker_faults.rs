@@ -573,6 +573,31 @@ fn a_worker_without_the_adopt_capability_gives_not_supported() {
     assert_eq!(c.journal_size().0, 3);
 }
 
+/// A worker without extension 4 (as one built before it): an adoption as the originals check is
+/// refused host-side with NOT_SUPPORTED before anything is sent, and the worker stays up; the
+/// adoption that verifies the trees still works.
+#[test]
+fn a_worker_without_light_adoption_gives_not_supported() {
+    let _serial = serial();
+    let mut o = opts();
+    o.env.push(("DYNG_TEST_NO_LIGHT_ADOPT".into(), "1".into()));
+    let c = Client::spawn(o).unwrap();
+    let g = grid(6, 6, 1, 3);
+    c.load_graph(&g).unwrap();
+    let r = c.sssp_compute(0, 0, &dyng::SsspOptions::default()).unwrap();
+    let (d, p) = (c.copy_i64(r.id, kind::DIST, 0).unwrap(), c.copy_i32(r.id, kind::PARENT, 0).unwrap());
+    let fallback = dyng::Fallback::AdaptiveCounted;
+    let e = c.adopt_sssp_as_originals(0, 0, &d, &p, false, 100, &dyng::SsspOptions::default()).unwrap_err();
+    assert_eq!(e.kind(), dyng::ErrorKind::NotSupported, "{e}");
+    assert!(e.to_string().contains("LIGHT_ADOPT capability"), "{e}");
+    let e = c.adopt_mosp_as_originals(0, &[(&d[..], &p[..])], false, &[None], fallback, &[], &[100]).unwrap_err();
+    assert_eq!(e.kind(), dyng::ErrorKind::NotSupported, "{e}");
+    assert_eq!(c.worker_stats().unwrap().results, 1, "nothing was adopted");
+    assert_eq!(c.generation(), 1, "a refusal is not a crash");
+    c.adopt_mosp(0, &[(&d[..], &p[..])], false, &[None], fallback, &[]).unwrap();
+    assert_eq!(c.worker_stats().unwrap().results, 2);
+}
+
 /// An adoption in flight when the worker is SIGKILLed is retried on the replacement with its
 /// input block, and gives the in-process tree.
 #[test]

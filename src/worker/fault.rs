@@ -146,6 +146,11 @@ mod imp {
     pub fn no_adopt() -> bool {
         std::env::var("DYNG_TEST_NO_ADOPT").is_ok_and(|v| v == "1")
     }
+
+    /// The worker acts as one built before extension 4 (no LIGHT_ADOPT bit).
+    pub fn no_light_adopt() -> bool {
+        std::env::var("DYNG_TEST_NO_LIGHT_ADOPT").is_ok_and(|v| v == "1")
+    }
 }
 
 #[cfg(not(feature = "fault-injection"))]
@@ -168,6 +173,10 @@ mod imp {
     pub fn no_adopt() -> bool {
         false
     }
+    #[inline(always)]
+    pub fn no_light_adopt() -> bool {
+        false
+    }
 }
 
-pub use imp::{hanging, hit, no_adopt, no_future_write, set_generation};
+pub use imp::{hanging, hit, no_adopt, no_future_write, no_light_adopt, set_generation};

@@ -101,6 +101,14 @@ pub const CAP_POLICY: u64 = 1 << 9;
 /// `n_more_prefs u16, prefs [n_more_prefs]u32, n_more_deltas u16, deltas [n_more_deltas]i64`
 /// (see docs/worker.md). A host refuses such a call, before sending, to a worker without the bit.
 pub const CAP_WIDE: u64 = 1 << 10;
+/// dyng extension 4 (bit 11): ADOPT_SSSP and ADOPT_MOSP may carry, last, the trailer
+/// `n_bounds u16, max_weights [n_bounds]i64` (1 for ADOPT_SSSP, `k` for ADOPT_MOSP, which then
+/// always carries extension 3's trailer first, empty within 32 trees): adopt tree j as the
+/// originals check theirs, [`crate::SsspResult::from_arrays_unverified`] with `max_weights[j]`
+/// (0 = the graph's own largest weight), and ADOPT_MOSP combines the trees at their first update
+/// ([`crate::MospResult::from_trees_deferred`]), as `dyng mosp` does in process (see
+/// docs/worker.md). A host refuses such a call, before sending, to a worker without the bit.
+pub const CAP_LIGHT_ADOPT: u64 = 1 << 11;
 /// Entries of the fixed preference and delta arrays of MOSP_COMPUTE and ADOPT_MOSP.
 pub const FIXED_ENTRIES: usize = 32;
 /// The policy of a computed result where the CALL carries none (a host without extension 2).
@@ -315,11 +323,14 @@ pub enum OpParams {
     Stats,
     Checkpoint,
     Echo,
-    /// Inputs DIST (I64, n) and PARENT (I32, n).
-    AdoptSssp { source: i32, objective: u16, canonicalize: bool, delta: i64, view_mask: u32, assign_id: u64, fallback: u8 },
+    /// Inputs DIST (I64, n) and PARENT (I32, n). `light`: the tree's weight bound where it is
+    /// adopted as the originals check theirs (extension 4, [`CAP_LIGHT_ADOPT`]), one entry.
+    AdoptSssp { source: i32, objective: u16, canonicalize: bool, delta: i64, view_mask: u32, assign_id: u64, fallback: u8, light: Option<Vec<i64>> },
     /// Inputs DIST (I64, n x k) and PARENT (I32, n x k), objective-major (`[j*n + v]`), `cols` = k;
-    /// `deltas[j]` is tree j's bucket width (0 = default).
-    AdoptMosp { source: i32, k: u16, prefs: Vec<u32>, canonicalize: bool, deltas: Vec<i64>, view_mask: u32, assign_id: u64, fallback: u8 },
+    /// `deltas[j]` is tree j's bucket width (0 = default); `light` (extension 4), tree j's weight
+    /// bound where the trees are adopted as the originals check theirs and combined at the
+    /// result's first update.
+    AdoptMosp { source: i32, k: u16, prefs: Vec<u32>, canonicalize: bool, deltas: Vec<i64>, view_mask: u32, assign_id: u64, fallback: u8, light: Option<Vec<i64>> },
 }
 
 impl OpParams {
@@ -350,6 +361,14 @@ impl OpParams {
             | OpParams::MospCompute { fallback, .. }
             | OpParams::AdoptSssp { fallback, .. }
             | OpParams::AdoptMosp { fallback, .. } => Some(fallback),
+            _ => None,
+        }
+    }
+
+    /// The weight bounds of an adoption as the originals check (extension 4), one per tree.
+    pub fn light(&self) -> Option<&[i64]> {
+        match self {
+            OpParams::AdoptSssp { light, .. } | OpParams::AdoptMosp { light, .. } => light.as_deref(),
             _ => None,
         }
     }
@@ -447,7 +466,9 @@ impl Call {
             OpParams::AdoptMosp { prefs, deltas, .. } => (prefs, deltas),
             _ => (&[], &[]),
         };
-        if self.params.is_wide() {
+        // Extension 4's trailer comes after extension 3's, which ADOPT_MOSP then always carries.
+        let light = self.params.light();
+        if self.params.is_wide() || (light.is_some() && matches!(self.params, OpParams::AdoptMosp { .. })) {
             let (more_p, more_d) = (&prefs[prefs.len().min(FIXED_ENTRIES)..], &deltas[deltas.len().min(FIXED_ENTRIES)..]);
             e.u16(more_p.len() as u16);
             more_p.iter().for_each(|p| {
@@ -456,6 +477,12 @@ impl Call {
             e.u16(more_d.len() as u16);
             more_d.iter().for_each(|d| {
                 e.i64(*d);
+            });
+        }
+        if let Some(bounds) = light {
+            e.u16(bounds.len() as u16);
+            bounds.iter().for_each(|w| {
+                e.i64(*w);
             });
         }
     }
@@ -515,6 +542,7 @@ impl Call {
                 view_mask: d.u32()?,
                 assign_id: d.u64()?,
                 fallback: FALLBACK_ADOPT,
+                light: None,
             },
             op::ADOPT_MOSP => {
                 let source = d.i32()?;
@@ -535,6 +563,7 @@ impl Call {
                     view_mask: d.u32()?,
                     assign_id: d.u64()?,
                     fallback: FALLBACK_ADOPT,
+                    light: None,
                 }
             }
             other => return Err(protocol(format!("unknown op {other}"))),
@@ -550,6 +579,12 @@ impl Call {
         }
         if d.remaining() > 0 && matches!(params, OpParams::MospCompute { .. } | OpParams::AdoptMosp { .. }) {
             get_wide_trailer(d, &mut params)?;
+        }
+        if d.remaining() > 0 && matches!(params, OpParams::AdoptSssp { .. } | OpParams::AdoptMosp { .. }) {
+            get_light_trailer(d, &mut params)?;
+        }
+        if matches!(params, OpParams::MospCompute { .. } | OpParams::AdoptMosp { .. }) || params.light().is_some() {
+            d.finish()?;
         }
         if let OpParams::AdoptMosp { k, deltas, .. } = &params {
             if deltas.len() != *k as usize {
@@ -586,7 +621,26 @@ fn get_wide_trailer(d: &mut Dec, params: &mut OpParams) -> Result<()> {
         _ if n == 0 => {}
         _ => return Err(protocol(format!("{n} more deltas where the op has no room for them"))),
     }
-    d.finish()
+    Ok(())
+}
+
+/// Extension 4's trailer: one weight bound per adopted tree, each at least 0.
+fn get_light_trailer(d: &mut Dec, params: &mut OpParams) -> Result<()> {
+    let (trees, light) = match params {
+        OpParams::AdoptSssp { light, .. } => (1, light),
+        OpParams::AdoptMosp { k, light, .. } => (*k as usize, light),
+        _ => return Ok(()),
+    };
+    let n = d.u16()? as usize;
+    if n != trees {
+        return Err(protocol(format!("{n} weight bounds for {trees} adopted trees")));
+    }
+    let bounds: Vec<i64> = (0..n).map(|_| d.i64()).collect::<Result<_>>()?;
+    if let Some(w) = bounds.iter().find(|w| **w < 0) {
+        return Err(protocol(format!("weight bound {w} is negative")));
+    }
+    *light = Some(bounds);
+    Ok(())
 }
 
 /// `n_prefs u16, prefs [32]u32`: the used prefix of a fixed preference array.
@@ -941,8 +995,8 @@ mod tests {
         for k in [33usize, 40, 64] {
             for params in [
                 OpParams::MospCompute { source: 3, k: k as u16, prefs: prefs[..k].to_vec(), delta: 7, view_mask: 0, assign_id: 0, fallback: 2 },
-                OpParams::AdoptMosp { source: 3, k: k as u16, prefs: prefs[..k].to_vec(), canonicalize: true, deltas: deltas[..k].to_vec(), view_mask: 0, assign_id: 9, fallback: 3 },
-                OpParams::AdoptMosp { source: 3, k: k as u16, prefs: vec![], canonicalize: false, deltas: deltas[..k].to_vec(), view_mask: 0, assign_id: 0, fallback: 3 },
+                OpParams::AdoptMosp { source: 3, k: k as u16, prefs: prefs[..k].to_vec(), canonicalize: true, deltas: deltas[..k].to_vec(), view_mask: 0, assign_id: 9, fallback: 3, light: None },
+                OpParams::AdoptMosp { source: 3, k: k as u16, prefs: vec![], canonicalize: false, deltas: deltas[..k].to_vec(), view_mask: 0, assign_id: 0, fallback: 3, light: None },
             ] {
                 assert!(params.is_wide());
                 let c = Call { reply_mode: 0, call_flags: 0, deadline_ms: 0, expected_epoch: EPOCH_ANY, result_id: 0, params, inputs: vec![] };
@@ -964,17 +1018,89 @@ mod tests {
                 }
             }
         }
-        let narrow = OpParams::AdoptMosp { source: 0, k: 32, prefs: prefs[..32].to_vec(), canonicalize: false, deltas: deltas[..32].to_vec(), view_mask: 0, assign_id: 0, fallback: 3 };
+        let narrow = OpParams::AdoptMosp { source: 0, k: 32, prefs: prefs[..32].to_vec(), canonicalize: false, deltas: deltas[..32].to_vec(), view_mask: 0, assign_id: 0, fallback: 3, light: None };
         assert!(!narrow.is_wide());
         let c = Call { reply_mode: 0, call_flags: 0, deadline_ms: 0, expected_epoch: EPOCH_ANY, result_id: 0, params: narrow, inputs: vec![] };
         round_with_policy(&c);
         // 65 trees, and more deltas than trees.
         let mut e = Enc::default();
-        Call { params: OpParams::AdoptMosp { source: 0, k: 65, prefs: vec![], canonicalize: false, deltas: vec![0; 65], view_mask: 0, assign_id: 0, fallback: 3 }, ..c.clone() }.put(&mut e);
+        Call { params: OpParams::AdoptMosp { source: 0, k: 65, prefs: vec![], canonicalize: false, deltas: vec![0; 65], view_mask: 0, assign_id: 0, fallback: 3, light: None }, ..c.clone() }.put(&mut e);
         assert!(Call::get(&mut Dec::new(&e.0)).is_err());
         let mut e = Enc::default();
-        Call { params: OpParams::AdoptMosp { source: 0, k: 33, prefs: vec![], canonicalize: false, deltas: vec![0; 40], view_mask: 0, assign_id: 0, fallback: 3 }, ..c }.put(&mut e);
+        Call { params: OpParams::AdoptMosp { source: 0, k: 33, prefs: vec![], canonicalize: false, deltas: vec![0; 40], view_mask: 0, assign_id: 0, fallback: 3, light: None }, ..c }.put(&mut e);
         assert!(Call::get(&mut Dec::new(&e.0)).is_err());
+    }
+
+    /// Extension 4: an adoption as the originals check carries one weight bound per tree, last
+    /// (ADOPT_MOSP after extension 3's trailer, empty within 32 trees). Without the bounds the
+    /// bytes are the full verification's, as before the extension; a record cut anywhere decodes
+    /// to an error or, cut where the bounds, the empty trailer or the policy byte begin, to the
+    /// call without them; bounds that do not fit the trees are refused.
+    #[test]
+    fn light_adoptions_round_trip_after_every_other_trailer() {
+        let base = Call { reply_mode: 0, call_flags: 0, deadline_ms: 0, expected_epoch: EPOCH_ANY, result_id: 0, params: OpParams::Echo, inputs: vec![] };
+        let desc = ArrayDesc { kind: kind::DIST, dtype: DTYPE_I64, fd_idx: 0, cols: 1, offset: 4096, count: 11, xxh3: 0 };
+        let prefs: Vec<u32> = (0..40).map(|p| 1 + p % 3).collect();
+        let all = [
+            OpParams::AdoptSssp { source: 2, objective: 1, canonicalize: true, delta: 7, view_mask: 3, assign_id: 4, fallback: 0, light: Some(vec![9]) },
+            OpParams::AdoptMosp { source: 1, k: 3, prefs: vec![4, 1, 2], canonicalize: false, deltas: vec![0, 9, 3], view_mask: 0, assign_id: 5, fallback: 2, light: Some(vec![5, 0, 7]) },
+            OpParams::AdoptMosp { source: 1, k: 40, prefs, canonicalize: false, deltas: (0..40).collect(), view_mask: 0, assign_id: 5, fallback: 1, light: Some((0..40).collect()) },
+        ];
+        for params in all {
+            let c = Call { params, inputs: vec![desc], ..base.clone() };
+            let trees = c.params.light().unwrap().len();
+            let mut e = Enc::default();
+            c.put(&mut e);
+            let bytes = e.0;
+            let mut d = Dec::new(&bytes);
+            assert_eq!(Call::get(&mut d).unwrap(), c);
+            d.finish().unwrap();
+            let mut full = c.clone();
+            if let OpParams::AdoptSssp { light, .. } | OpParams::AdoptMosp { light, .. } = &mut full.params {
+                *light = None;
+            }
+            let mut e = Enc::default();
+            full.put(&mut e);
+            let narrow_mosp = matches!(c.params, OpParams::AdoptMosp { .. }) && !c.params.is_wide();
+            let empty_wide = if narrow_mosp { 4 } else { 0 };
+            assert_eq!(bytes.len(), e.0.len() + empty_wide + 2 + 8 * trees, "{:?}", c.params);
+            assert_eq!(&bytes[..e.0.len()], &e.0[..], "the full verification's bytes come first");
+            if narrow_mosp {
+                assert_eq!(&bytes[e.0.len()..e.0.len() + 4], &[0u8; 4], "an empty extension-3 trailer");
+            }
+            // Cut before the policy byte: the call of a host without extension 2.
+            let mut old = full.clone();
+            *old.params.fallback_mut().unwrap() = FALLBACK_ADOPT;
+            assert_ne!(old, full);
+            let accepted: Vec<(usize, bool)> = (0..bytes.len())
+                .filter_map(|len| {
+                    let mut d = Dec::new(&bytes[..len]);
+                    let back = Call::get(&mut d).and_then(|c| d.finish().map(|_| c)).ok()?;
+                    assert!(back == full || back == old, "prefix {len}: {back:?}");
+                    Some((len, back == full))
+                })
+                .collect();
+            // (Not for more than 32 trees, whose deltas the fixed part cannot hold.)
+            let mut cuts = if c.params.is_wide() { vec![] } else { vec![(e.0.len() - 1, false)] };
+            cuts.push((e.0.len(), true));
+            if narrow_mosp {
+                cuts.push((e.0.len() + 4, true));
+            }
+            assert_eq!(accepted, cuts, "{:?}", c.params);
+            // One bound too many or too few, and a negative one.
+            let at = bytes.len() - 2 - 8 * trees;
+            for n in [trees - 1, trees + 1] {
+                let mut bad = bytes.clone();
+                bad[at..at + 2].copy_from_slice(&(n as u16).to_le_bytes());
+                assert!(Call::get(&mut Dec::new(&bad)).is_err(), "{n} bounds for {trees}");
+            }
+            let mut bad = bytes.clone();
+            let last = bad.len() - 8;
+            bad[last..].copy_from_slice(&(-1i64).to_le_bytes());
+            assert!(Call::get(&mut Dec::new(&bad)).is_err(), "a negative bound");
+        }
+        // An op without trees carries no bounds.
+        assert_eq!(OpParams::Echo.light(), None);
     }
 
     #[test]
@@ -1006,8 +1132,8 @@ mod tests {
             OpParams::Stats,
             OpParams::Checkpoint,
             OpParams::Echo,
-            OpParams::AdoptSssp { source: 2, objective: 1, canonicalize: true, delta: 7, view_mask: 3, assign_id: 4, fallback: 0 },
-            OpParams::AdoptMosp { source: 1, k: 2, prefs: vec![4, 1], canonicalize: false, deltas: vec![0, 9], view_mask: 0, assign_id: 5, fallback: 1 },
+            OpParams::AdoptSssp { source: 2, objective: 1, canonicalize: true, delta: 7, view_mask: 3, assign_id: 4, fallback: 0, light: None },
+            OpParams::AdoptMosp { source: 1, k: 2, prefs: vec![4, 1], canonicalize: false, deltas: vec![0, 9], view_mask: 0, assign_id: 5, fallback: 1, light: None },
         ];
         for params in all {
             let c = Call { reply_mode: 1, call_flags: 1, deadline_ms: 5, expected_epoch: EPOCH_ANY, result_id: 2, params, inputs: vec![d] };
@@ -1034,14 +1160,14 @@ mod tests {
         assert!(Call::get(&mut Dec::new(&bad)).is_err());
         // The extension's layouts (docs/worker.md) are pinned too.
         let mut c = mosp.clone();
-        c.params = OpParams::AdoptSssp { source: 0, objective: 0, canonicalize: false, delta: 0, view_mask: 0, assign_id: 0, fallback: 0 };
+        c.params = OpParams::AdoptSssp { source: 0, objective: 0, canonicalize: false, delta: 0, view_mask: 0, assign_id: 0, fallback: 0, light: None };
         let mut e = Enc::default();
         c.put(&mut e);
         assert_eq!(e.0.len(), 25 + 4 + 2 + 1 + 8 + 4 + 8 + 1 + 1);
         let mut old = e.0.clone();
         old.pop();
         assert_eq!(Call::get(&mut Dec::new(&old)).unwrap().params.fallback(), Some(FALLBACK_ADOPT));
-        c.params = OpParams::AdoptMosp { source: 0, k: 1, prefs: vec![], canonicalize: false, deltas: vec![0], view_mask: 0, assign_id: 0, fallback: 3 };
+        c.params = OpParams::AdoptMosp { source: 0, k: 1, prefs: vec![], canonicalize: false, deltas: vec![0], view_mask: 0, assign_id: 0, fallback: 3, light: None };
         let mut e = Enc::default();
         c.put(&mut e);
         assert_eq!(e.0.len(), 25 + 4 + 2 + 2 + 128 + 1 + 256 + 4 + 8 + 1 + 1);

@@ -233,7 +233,9 @@ fn serve() -> Result<()> {
         worker_pid: std::process::id(),
         worker_starttime: sys::process_starttime(std::process::id() as i32).unwrap_or(0),
         page_size: sys::page_size() as u32,
-        caps: if fault::no_adopt() { 0 } else { CAP_ADOPT | CAP_POLICY | CAP_WIDE } | if future_write { CAP_FUTURE_WRITE } else { 0 },
+        caps: if fault::no_adopt() { 0 } else { CAP_ADOPT | CAP_POLICY | CAP_WIDE }
+            | if fault::no_adopt() || fault::no_light_adopt() { 0 } else { CAP_LIGHT_ADOPT }
+            | if future_write { CAP_FUTURE_WRITE } else { 0 },
         gpu_count: 0,
         gpu_uuid: [0; 16],
         max_block_bytes: 1 << 40,
@@ -559,6 +561,26 @@ fn source_index(source: i32) -> CallResult<usize> {
     usize::try_from(source).map_err(|_| Fail::cond(cond::INVALID_ARG, format!("dyng: source {source} is negative")))
 }
 
+/// Adopts one tree: verified against the graph, or with a weight bound (extension 4) checked as
+/// the originals check theirs.
+#[allow(clippy::too_many_arguments)]
+fn adopt_tree(
+    res: &Resources,
+    g: &Graph,
+    src: usize,
+    objective: usize,
+    dist: &[i64],
+    parent: &[i32],
+    canonicalize: bool,
+    bound: Option<i64>,
+    opt: &SsspOptions,
+) -> Result<SsspResult> {
+    match bound {
+        None => SsspResult::from_arrays(g, src, objective, dist.to_vec(), parent.to_vec(), canonicalize, opt),
+        Some(w) => SsspResult::from_arrays_unverified(res, g, src, objective, dist.to_vec(), parent.to_vec(), canonicalize, w, opt),
+    }
+}
+
 /// Keeps a new result resident under a new id (`assign_id` under REPLAY), lends its view when
 /// `view_mask` asks, and answers with the id (and L for a MOSP result).
 fn keep(sh: &Shared, st: &mut State, call_id: u64, call: &Call, assign_id: u64, view_mask: u32, r: Resident) -> CallResult<Outcome> {
@@ -617,19 +639,22 @@ fn execute(sh: &Shared, st: &mut State, call_id: u64, call: &Call, fds: &[OwnedF
             keep(sh, st, call_id, call, *assign_id, *view_mask, Resident::Mosp(r))
         }
         // The extension's ops run exactly what the in-process calls run (`dyng_sssp_from_arrays`:
-        // `SsspResult::from_arrays`; `dyng mosp`: `from_arrays` per tree, then `from_trees`), so
-        // validation errors come back with the in-process status and text.
-        OpParams::AdoptSssp { source, objective, canonicalize, delta, view_mask, assign_id, fallback } => {
+        // `SsspResult::from_arrays`; `dyng mosp --validate`: `from_arrays` per tree, then
+        // `from_trees`; with extension 4's bounds, `dyng mosp`: `from_arrays_unverified` per tree,
+        // then `from_trees_deferred`), so validation errors come back with the in-process status
+        // and text.
+        OpParams::AdoptSssp { source, objective, canonicalize, delta, view_mask, assign_id, fallback, light } => {
             let g = graph(st)?;
             let ib = inputs.ok_or_else(|| Fail::cond(cond::INVALID_ARG, "ADOPT_SSSP without inputs"))?;
             let (dist, parent) = (ib.i64s(kind::DIST)?, ib.i32s(kind::PARENT)?);
             let opt = SsspOptions { delta: nonzero(*delta), fallback: policy(*fallback)? };
             let src = source_index(*source)?;
             fault::hit("W3");
-            let r = SsspResult::from_arrays(g, src, *objective as usize, dist.to_vec(), parent.to_vec(), *canonicalize, &opt)?;
+            let bound = light.as_deref().map(|b| b[0]);
+            let r = adopt_tree(&st.res, g, src, *objective as usize, dist, parent, *canonicalize, bound, &opt)?;
             keep(sh, st, call_id, call, *assign_id, *view_mask, Resident::Sssp(r))
         }
-        OpParams::AdoptMosp { source, k, prefs, canonicalize, deltas, view_mask, assign_id, fallback } => {
+        OpParams::AdoptMosp { source, k, prefs, canonicalize, deltas, view_mask, assign_id, fallback, light } => {
             let g = graph(st)?;
             let ib = inputs.ok_or_else(|| Fail::cond(cond::INVALID_ARG, "ADOPT_MOSP without inputs"))?;
             let (dist, parent) = (ib.i64s(kind::DIST)?, ib.i32s(kind::PARENT)?);
@@ -648,10 +673,13 @@ fn execute(sh: &Shared, st: &mut State, call_id: u64, call: &Call, fds: &[OwnedF
                 .map(|j| {
                     let opt = SsspOptions { delta: nonzero(deltas[j]), fallback };
                     let (d, p) = (&dist[j * n..(j + 1) * n], &parent[j * n..(j + 1) * n]);
-                    SsspResult::from_arrays(g, src, j, d.to_vec(), p.to_vec(), *canonicalize, &opt)
+                    adopt_tree(&st.res, g, src, j, d, p, *canonicalize, light.as_deref().map(|b| b[j]), &opt)
                 })
                 .collect::<Result<Vec<_>>>()?;
-            let r = MospResult::from_trees(&st.res, g, src, trees, prefs)?;
+            let r = match light {
+                None => MospResult::from_trees(&st.res, g, src, trees, prefs)?,
+                Some(_) => MospResult::from_trees_deferred(g, src, trees, prefs)?,
+            };
             keep(sh, st, call_id, call, *assign_id, *view_mask, Resident::Mosp(r))
         }
         OpParams::Update { result_ids } => {
@@ -825,6 +853,11 @@ fn view(sh: &Shared, st: &State, call_id: u64, id: u64, mask: u32, objective: u1
             }
             if mask & 0b11 != 0 && objective as usize >= m.k() {
                 return Err(bad(format!("dyng: objective {objective} is outside [0, K = {})", m.k())));
+            }
+            if mask & 0b11100 != 0 && !m.is_combined() {
+                return Err(bad(format!(
+                    "dyng: result {id} was adopted as the originals check and is combined by its first update: it has no combined tree or path costs yet"
+                )));
             }
             let t = m.trees().get(objective as usize);
             if let (true, Some(t)) = (mask & 1 != 0, t) {

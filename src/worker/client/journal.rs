@@ -153,7 +153,11 @@ impl Client {
     /// epoch E (CHECKPOINT) as the base, and every result current at E as an adoption at E of its
     /// present arrays (VIEW), with its id and options. Adopted with `canonicalize` off, a tree
     /// comes back byte for byte, canonical or not; a MOSP result's combined graph and tree are
-    /// rebuilt from its K trees by `from_trees`, as every update rebuilds them. A stale result
+    /// rebuilt from its K trees by `from_trees`, as every update rebuilds them. Each is verified
+    /// against the graph, one adopted as the originals check (extension 4) too, whose combined
+    /// arrays must come back with it (the checkpoint follows the update that combined it); a
+    /// tree the verification refuses (one of another graph the update did not find out) fails
+    /// the checkpoint, which keeps the journal as it was. A stale result
     /// cannot be viewed and needs no arrays, only to be resident and stale under its id: it is
     /// recomputed on the base at epoch E - 1, and an empty batch (it moves the graph's version)
     /// takes the base to E, leaving it stale as it was.
@@ -218,20 +222,21 @@ impl Client {
 
 /// The adoption that recreates a result current at a checkpoint from its present trees, and
 /// how many trees it takes: the result's op and options (source, objective or K and
-/// preferences, delta per tree), `canonicalize` off so the trees come back as they are.
+/// preferences, delta per tree), `canonicalize` off so the trees come back as they are, verified
+/// and combined at once (no extension-4 bounds: the combined arrays must come back too).
 pub(super) fn adoption_of(params: &OpParams, graph_k: u16) -> Option<(OpParams, usize)> {
     match params.clone() {
         OpParams::SsspCompute { source, objective, delta, fallback, .. } | OpParams::AdoptSssp { source, objective, delta, fallback, .. } => {
-            Some((OpParams::AdoptSssp { source, objective, canonicalize: false, delta, view_mask: 0, assign_id: 0, fallback }, 1))
+            Some((OpParams::AdoptSssp { source, objective, canonicalize: false, delta, view_mask: 0, assign_id: 0, fallback, light: None }, 1))
         }
         OpParams::MospCompute { source, k, prefs, delta, fallback, .. } => {
             // K = 0 asks for all objectives of the graph, whose K no update changes.
             let k = if k == 0 { graph_k } else { k };
             let deltas = vec![delta; k as usize];
-            Some((OpParams::AdoptMosp { source, k, prefs, canonicalize: false, deltas, view_mask: 0, assign_id: 0, fallback }, k as usize))
+            Some((OpParams::AdoptMosp { source, k, prefs, canonicalize: false, deltas, view_mask: 0, assign_id: 0, fallback, light: None }, k as usize))
         }
         OpParams::AdoptMosp { source, k, prefs, deltas, fallback, .. } => {
-            Some((OpParams::AdoptMosp { source, k, prefs, canonicalize: false, deltas, view_mask: 0, assign_id: 0, fallback }, k as usize))
+            Some((OpParams::AdoptMosp { source, k, prefs, canonicalize: false, deltas, view_mask: 0, assign_id: 0, fallback, light: None }, k as usize))
         }
         _ => None,
     }

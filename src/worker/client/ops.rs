@@ -116,6 +116,39 @@ impl Client {
         canonicalize: bool,
         opt: &SsspOptions,
     ) -> Result<RemoteResult> {
+        self.adopt_sssp_with(source, objective, dist, parent, canonicalize, opt, None)
+    }
+
+    /// [`Client::adopt_sssp`] with the tree checked only as the originals check theirs
+    /// (extension 4): the worker runs [`crate::SsspResult::from_arrays_unverified`] with
+    /// `max_weight`, the objective's largest weight the tree's next batch brings (0 = the
+    /// graph's own). `NOT_SUPPORTED`, nothing sent, from a worker without the LIGHT_ADOPT
+    /// capability.
+    #[allow(clippy::too_many_arguments)]
+    pub fn adopt_sssp_as_originals(
+        &self,
+        source: usize,
+        objective: usize,
+        dist: &[i64],
+        parent: &[i32],
+        canonicalize: bool,
+        max_weight: i64,
+        opt: &SsspOptions,
+    ) -> Result<RemoteResult> {
+        self.adopt_sssp_with(source, objective, dist, parent, canonicalize, opt, Some(light_bounds(&[max_weight])?))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn adopt_sssp_with(
+        &self,
+        source: usize,
+        objective: usize,
+        dist: &[i64],
+        parent: &[i32],
+        canonicalize: bool,
+        opt: &SsspOptions,
+        light: Option<Vec<i64>>,
+    ) -> Result<RemoteResult> {
         let params = OpParams::AdoptSssp {
             source: wire_source(source)?,
             objective: wire_objective(objective)?,
@@ -124,6 +157,7 @@ impl Client {
             view_mask: 0,
             assign_id: 0,
             fallback: opt.fallback.code() as u8,
+            light,
         };
         let input = self.trees_input(&[(dist, parent)])?;
         let r = self.call_adopt(params, input)?;
@@ -134,7 +168,7 @@ impl Client {
     /// into a resident MOSP result (ADOPT_MOSP, an extension op): the worker adopts each tree as
     /// `from_arrays` does (with `canonicalize` and `deltas[j]`; every tree runs `fallback`:
     /// `Fallback::AdaptiveCounted` where the drop-in driver adopts), then runs
-    /// `from_trees` with `preferences`, as `dyng mosp` does in-process.
+    /// `from_trees` with `preferences`, as `dyng mosp --validate` does in-process.
     #[allow(clippy::too_many_arguments)]
     pub fn adopt_mosp(
         &self,
@@ -144,6 +178,43 @@ impl Client {
         deltas: &[Option<i64>],
         fallback: crate::Fallback,
         preferences: &[u32],
+    ) -> Result<RemoteResult> {
+        self.adopt_mosp_with(source, trees, canonicalize, deltas, fallback, preferences, None)
+    }
+
+    /// [`Client::adopt_mosp`] as `dyng mosp` adopts in process (extension 4): tree j checked only
+    /// as the originals check theirs ([`crate::SsspResult::from_arrays_unverified`] with
+    /// `max_weights[j]`, 0 = the graph's own largest weight), and the K trees combined by the
+    /// result's first update ([`crate::MospResult::from_trees_deferred`]): until then a VIEW of
+    /// the combined arrays is refused. `NOT_SUPPORTED`, nothing sent, from a worker without the
+    /// LIGHT_ADOPT capability.
+    #[allow(clippy::too_many_arguments)]
+    pub fn adopt_mosp_as_originals(
+        &self,
+        source: usize,
+        trees: &[(&[i64], &[i32])],
+        canonicalize: bool,
+        deltas: &[Option<i64>],
+        fallback: crate::Fallback,
+        preferences: &[u32],
+        max_weights: &[i64],
+    ) -> Result<RemoteResult> {
+        if max_weights.len() != trees.len() {
+            return Err(Error::invalid(format!("dyng: {} weight bounds for {} trees", max_weights.len(), trees.len())));
+        }
+        self.adopt_mosp_with(source, trees, canonicalize, deltas, fallback, preferences, Some(light_bounds(max_weights)?))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn adopt_mosp_with(
+        &self,
+        source: usize,
+        trees: &[(&[i64], &[i32])],
+        canonicalize: bool,
+        deltas: &[Option<i64>],
+        fallback: crate::Fallback,
+        preferences: &[u32],
+        light: Option<Vec<i64>>,
     ) -> Result<RemoteResult> {
         let k = trees.len();
         let max = crate::graph::MAX_OBJECTIVES;
@@ -163,6 +234,7 @@ impl Client {
             view_mask: 0,
             assign_id: 0,
             fallback: fallback.code() as u8,
+            light,
         };
         let input = self.trees_input(trees)?;
         let r = self.call_adopt(params, input)?;
@@ -367,6 +439,12 @@ pub(super) fn extension_supported(core: &Core, params: &OpParams) -> Result<()> 
             params.op()
         )));
     }
+    if params.light().is_some() && caps & CAP_LIGHT_ADOPT == 0 {
+        return Err(Error::NotSupported(format!(
+            "dyng worker: op {} adopting as the originals check needs the LIGHT_ADOPT capability, which this worker does not announce (an older dyng-worker?)",
+            params.op()
+        )));
+    }
     if params.is_wide() && caps & CAP_WIDE == 0 {
         return Err(Error::NotSupported(format!(
             "dyng worker: op {} with more than {FIXED_ENTRIES} objectives needs the WIDE capability, which this worker does not announce (an older dyng-worker?)",
@@ -382,6 +460,14 @@ pub(super) fn extension_supported(core: &Core, params: &OpParams) -> Result<()> 
         }
     }
     Ok(())
+}
+
+/// Extension 4's weight bounds, refused host-side where negative (as the worker refuses them).
+fn light_bounds(max_weights: &[i64]) -> Result<Vec<i64>> {
+    match max_weights.iter().find(|w| **w < 0) {
+        Some(w) => Err(Error::invalid(format!("dyng: weight bound {w} must be >= 0"))),
+        None => Ok(max_weights.to_vec()),
+    }
 }
 
 pub(super) fn wire_source(source: usize) -> Result<i32> {
