@@ -1,10 +1,11 @@
 //! `dyng mosp --isolation worker`: the same job run in a `dyng-worker` process.
 //!
 //! The inputs are read in this process; the graph goes to the worker, which adopts the initial
-//! trees exactly as the in-process driver does (ADOPT_MOSP runs the same `from_arrays` per tree,
-//! with `--canonicalize`, and `from_trees`, so errors read the same), applies the batch and
-//! updates the result; the output arrays come back as zero-copy shared-memory views and the
-//! counters through STATS.
+//! trees exactly as the in-process driver does (ADOPT_MOSP with extension 4's weight bounds runs
+//! the same `from_arrays_unverified` per tree, with `--canonicalize`, and `from_trees_deferred`,
+//! so errors come at the same step and read the same), applies the batch and updates the result,
+//! which combines the trees once; the output arrays come back as zero-copy shared-memory views
+//! and the counters through STATS.
 
 use crate::fmt::ms_since;
 use dyng::io::case::MospInputs;
@@ -37,7 +38,9 @@ pub fn run(inp: &MospInputs, job: &Job<'_>) -> dyng::Result<()> {
     let client = Client::spawn(WorkerOptions { backend, ..WorkerOptions::default() })?;
     client.load_graph(&inp.graph.to_csr())?;
     let trees: Vec<(&[i64], &[i32])> = inp.init.iter().map(|(d, p)| (&d[..], &p[..])).collect();
-    let r = client.adopt_mosp(inp.source, &trees, job.canonicalize, &vec![job.delta; inp.k], dyng::Fallback::AdaptiveCounted, job.preferences)?;
+    let bounds = crate::mosp::weight_bounds(inp);
+    let deltas = vec![job.delta; inp.k];
+    let r = client.adopt_mosp_as_originals(inp.source, &trees, job.canonicalize, &deltas, dyng::Fallback::AdaptiveCounted, job.preferences, &bounds)?;
     let t_update = Instant::now();
     client.update(&inp.batch.view(), &[r.id])?;
     let update_ms = ms_since(t_update);

@@ -90,18 +90,26 @@ pub struct MospArgs {
     pub threads: usize,
 }
 
+/// Tree j's weight bound when adopted as the originals check theirs: objective j's largest
+/// inserted weight of the batch (the graph's own largest weight counts as well, in the library).
+pub fn weight_bounds(inp: &MospInputs) -> Vec<i64> {
+    let batch = inp.batch.view();
+    (0..inp.k)
+        .map(|j| batch.ins_weights.iter().skip(j).step_by(batch.k.max(1)).copied().max().unwrap_or(1) as i64)
+        .collect()
+}
+
 /// Adopts the initial trees: checked as the originals check theirs (one pass each, the batch's
 /// largest weights in the distance bound), or verified against the graph with `--validate`.
 fn adopt(res: &Resources, inp: &MospInputs, init: Vec<(Vec<i64>, Vec<i32>)>, args: &MospArgs, sopt: &SsspOptions) -> dyng::Result<Vec<SsspResult>> {
-    let batch = inp.batch.view();
+    let bounds = weight_bounds(inp);
     init.into_iter()
         .enumerate()
         .map(|(j, (d, p))| {
             if args.validate {
                 SsspResult::from_arrays(&inp.graph, inp.source, j, d, p, args.canonicalize, sopt)
             } else {
-                let inserted = batch.ins_weights.iter().skip(j).step_by(batch.k.max(1)).copied().max().unwrap_or(1);
-                SsspResult::from_arrays_unverified(res, &inp.graph, inp.source, j, d, p, args.canonicalize, inserted as i64, sopt)
+                SsspResult::from_arrays_unverified(res, &inp.graph, inp.source, j, d, p, args.canonicalize, bounds[j], sopt)
             }
         })
         .collect()
@@ -140,9 +148,8 @@ pub fn run(args: MospArgs) -> Result<ExitCode, Failure> {
     };
     if args.isolation == Isolation::Worker {
         pb.finish_and_clear();
-        // The worker verifies the trees against the graph; checked here first as in process, a
-        // tree the in-process driver refuses is refused with the same message.
-        adopt(&res, &inp, inp.init.clone(), &args, &sopt)?;
+        // The worker adopts the trees as `adopt` does without `--validate` (which `--isolation
+        // worker` refuses), so a tree is refused at the same step with the same message.
         let job = crate::isolated::Job {
             canonicalize: args.canonicalize,
             preferences: &args.pref,
