@@ -104,9 +104,12 @@ fn text_of<T: std::fmt::Display>(values: &[T], inf: impl Fn(&T) -> bool) -> Vec<
     s.into_bytes()
 }
 
-/// Runs the K per-objective calls; returns (relative path, bytes) of the K tree outputs and the
-/// `invalidated` counts, or the first call's error message.
-fn run(res: *const dyng_resources_t, p: &Prepared, listing: Listing, with_reverse: bool) -> Result<(Vec<(String, Vec<u8>)>, Vec<i64>), String> {
+/// (relative path, bytes) of each tree output file.
+type Files = Vec<(String, Vec<u8>)>;
+
+/// Runs the K per-objective calls; returns the K tree outputs and the `invalidated` counts, or
+/// the first call's error message.
+fn run(res: *const dyng_resources_t, p: &Prepared, listing: Listing, with_reverse: bool) -> Result<(Files, Vec<i64>), String> {
     let (n, m) = (p.updated.n(), p.updated.m());
     let mut files = Vec::new();
     let mut invalidated = Vec::new();
