@@ -69,23 +69,44 @@ impl ResultMut<'_> {
     }
 }
 
-/// Refuses a result of another graph or of another state of this one.
-pub(crate) fn check_current(i: usize, (id, version): (u64, u64), graph: &Graph) -> Result<()> {
+/// Why a result cannot be used on a graph's current state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stale {
+    /// Computed on another graph.
+    OtherGraph,
+    /// Left unusable by an update that failed after it began to change it.
+    Poisoned,
+    /// Computed on version `version` of the graph, which is now at `now`.
+    Behind { version: u64, now: u64 },
+}
+
+/// Whether a result at `(graph id, version)` belongs to `graph`'s current state: the one decision
+/// of a stale result, for in-process results and, through their host mirror, worker results.
+pub(crate) fn staleness((id, version): (u64, u64), graph: &Graph) -> Option<Stale> {
     if id != graph.id() {
-        return Err(Error::StaleResult(format!("dyng: result {i} was computed on another graph")));
+        Some(Stale::OtherGraph)
+    } else if version == POISONED {
+        Some(Stale::Poisoned)
+    } else if version != graph.version() {
+        Some(Stale::Behind { version, now: graph.version() })
+    } else {
+        None
     }
-    if version == POISONED {
-        return Err(Error::StaleResult(format!(
+}
+
+/// Refuses a result of another graph or of another state of this one.
+pub(crate) fn check_current(i: usize, state: (u64, u64), graph: &Graph) -> Result<()> {
+    let msg = match staleness(state, graph) {
+        None => return Ok(()),
+        Some(Stale::OtherGraph) => format!("dyng: result {i} was computed on another graph"),
+        Some(Stale::Poisoned) => format!(
             "dyng: result {i} was left unusable by an update that failed on the device or inside dyng; compute it again"
-        )));
-    }
-    if version != graph.version() {
-        return Err(Error::StaleResult(format!(
-            "dyng: result {i} belongs to version {version} of the graph, which is now at version {}",
-            graph.version()
-        )));
-    }
-    Ok(())
+        ),
+        Some(Stale::Behind { version, now }) => {
+            format!("dyng: result {i} belongs to version {version} of the graph, which is now at version {now}")
+        }
+    };
+    Err(Error::StaleResult(msg))
 }
 
 /// Per-objective facts of the graph BEFORE the batch, plus the batch's inserted weights: the

@@ -136,7 +136,7 @@ impl MospResult {
             .map(|t| TreeFacts {
                 objective: t.objective,
                 source: t.source,
-                current: t.graph_id == graph.id() && t.version == graph.version(),
+                current: crate::update::staleness((t.graph_id, t.version), graph).is_none(),
             })
             .collect();
         let prefs = check_trees(graph, source, &facts, preferences)?;
