@@ -22,6 +22,7 @@ pub mod mosp;
 pub mod cuda;
 pub mod resources;
 pub mod sssp;
+pub(crate) mod session;
 pub mod update;
 pub mod worker;
 

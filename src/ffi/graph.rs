@@ -4,9 +4,10 @@
 //! vertex ranges, weights >= 1) is checked by the Rust constructors, whose messages name the
 //! offending entry. File formats are those of `crate::io`.
 //!
-//! Through worker-isolated resources the graph is also loaded into the worker (`remote.rs`); the
-//! handle keeps the host CSR, to which every batch is applied as well, so `dyng_graph_info` and
-//! `dyng_graph_copy_csr` answer host-side (no CHECKPOINT round trip).
+//! A handle holds a `SessionGraph`, placed where its resources handle's session runs: through
+//! worker-isolated resources the graph is also loaded into the worker, and the handle keeps the
+//! host mirror, so `dyng_graph_info` and `dyng_graph_copy_csr` answer host-side (no CHECKPOINT
+//! round trip).
 
 use super::boundary::{
     guard, index, invalid, non_null, output_size, read_versioned, slice, slice_mut,
@@ -14,10 +15,10 @@ use super::boundary::{
 };
 use super::consts::*;
 use super::handle::{self, impl_handle};
-use super::remote::RemoteGraph;
 use super::resources::{dyng_resources_t, resources, resources_handle, ResourcesHandle};
 use crate::graph::{Csr, Graph, WeightLayout};
 use crate::io::{self, CsrText};
+use crate::session::SessionGraph;
 use std::ffi::{c_char, CStr};
 use std::path::{Path, PathBuf};
 
@@ -28,13 +29,7 @@ pub struct dyng_graph_t {
     _opaque: [u8; 0],
 }
 
-/// What a graph handle holds: the host graph, and its worker side under worker isolation.
-pub(crate) struct GraphHandle {
-    pub(crate) graph: Graph,
-    pub(crate) remote: Option<RemoteGraph>,
-}
-
-impl_handle!(dyng_graph_t => GraphHandle, 0xD1A6_0002_6EA9_0C35);
+impl_handle!(dyng_graph_t => SessionGraph, 0xD1A6_0002_6EA9_0C35);
 
 /// A graph in CSR form with objective-major weights (borrowed for the call). Thread safety: plain
 /// data.
@@ -140,30 +135,25 @@ versioned_output!(dyng_graph_info_t);
 /// `g` must be NULL or a dyng handle not mutated during `'a`.
 pub(crate) unsafe fn graph<'a>(g: *const dyng_graph_t, func: &str) -> FfiResult<&'a Graph> {
     // SAFETY: forwarded contract.
-    Ok(&unsafe { handle::get(g, func, "g") }?.graph)
+    Ok(unsafe { handle::get(g, func, "g") }?.graph())
 }
 
-/// Borrows the whole graph handle (host graph and worker side).
+/// Borrows the whole graph handle (the graph and where it lives).
 ///
 /// # Safety
 /// `g` must be NULL or a dyng handle that nobody mutates during `'a`.
-pub(crate) unsafe fn graph_handle<'a>(g: *const dyng_graph_t, func: &str) -> FfiResult<&'a GraphHandle> {
+pub(crate) unsafe fn graph_handle<'a>(g: *const dyng_graph_t, func: &str) -> FfiResult<&'a SessionGraph> {
     // SAFETY: forwarded contract.
     unsafe { handle::get(g, func, "g") }
 }
 
-/// Writes a new graph handle to `*out`.
+/// Wraps `csr` in a new graph handle at `*out`, placed by `res`'s session (a failed load into a
+/// worker writes no output).
 ///
 /// # Safety
 /// `out` must be non-NULL and writable.
-/// Wraps `csr` in a handle, loading it into the worker first under worker isolation (so a failed
-/// load writes no output).
 unsafe fn emit(out: *mut *mut dyng_graph_t, res: &ResourcesHandle, csr: Csr, func: &str) -> FfiResult<()> {
-    let remote = match &res.worker {
-        Some(w) => Some(w.load(&csr, func)?),
-        None => None,
-    };
-    let h = GraphHandle { graph: Graph::new(csr), remote };
+    let h = res.session.graph(csr, func)?;
     // SAFETY: forwarded contract.
     unsafe { *out = handle::into_handle::<dyng_graph_t>(h) };
     Ok(())

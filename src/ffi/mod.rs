@@ -13,7 +13,6 @@ pub(crate) mod boundary;
 pub mod consts;
 pub mod graph;
 pub(crate) mod handle;
-pub(crate) mod remote;
 pub mod resources;
 pub mod result;
 pub mod sosp;

@@ -2,19 +2,18 @@
 //!
 //! A handle wraps a [`Resources`] (an `Arc`), so `dyng_resources_clone` is cheap and clones share
 //! the pools. Options arrive in a `struct_size`-versioned struct; backends and isolation modes that
-//! this build lacks are refused with `DYNG_ERR_NOT_SUPPORTED` and a message saying so. Under
-//! `DYNG_ISOLATION_WORKER` the handle also holds a `WorkerRes` (shared by clones): graphs,
-//! results and the pool calls are forwarded to a `dyng-worker` process (see `remote.rs`).
+//! this build lacks are refused with `DYNG_ERR_NOT_SUPPORTED` and a message saying so. The handle
+//! holds a `Session`: under `DYNG_ISOLATION_WORKER` its graphs, results and pool calls run in a
+//! `dyng-worker` process (shared by clones), which `crate::session` alone deals with.
 
 use super::boundary::{guard, guard_or, invalid, non_null, read_versioned, FfiResult, Versioned};
 use super::consts::*;
 use super::handle::{self, impl_handle};
-use super::remote::WorkerRes;
 use crate::error::Error;
 use crate::resources::{backend_available, Backend, Resources, ResourcesOptions};
+use crate::session::Session;
 use crate::worker::WorkerOptions;
 use std::ffi::{c_char, c_void};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// The execution context: backend, thread pool, workspace pool. Thread safety: thread-safe; may
@@ -25,12 +24,10 @@ pub struct dyng_resources_t {
 
 /// What a resources handle holds besides the Rust context.
 pub(crate) struct ResourcesHandle {
-    pub(crate) res: Resources,
+    /// The context and where its work runs (shared by clones).
+    pub(crate) session: Session,
     /// Whether the caller asked for stage timings (kept for the profiler; nothing is recorded yet).
     pub(crate) profile: bool,
-    /// The worker under `DYNG_ISOLATION_WORKER` (shared by clones); `res` then serves only the
-    /// calls that run host-side (`dyng_sosp_update_arrays`).
-    pub(crate) worker: Option<Arc<WorkerRes>>,
 }
 
 impl_handle!(dyng_resources_t => ResourcesHandle, 0xD1A6_0001_5E50_0C35);
@@ -127,11 +124,7 @@ fn build(opt: &dyng_resources_options_t) -> FfiResult<ResourcesHandle> {
             num_threads: opt.num_threads,
             device: opt.device,
         })?;
-        return Ok(ResourcesHandle {
-            res,
-            profile: opt.profile,
-            worker: None,
-        });
+        return Ok(ResourcesHandle { session: Session::local(res), profile: opt.profile });
     }
     if !opt.stream.is_null() {
         return Err(Error::NotSupported(format!(
@@ -151,15 +144,8 @@ fn build(opt: &dyng_resources_options_t) -> FfiResult<ResourcesHandle> {
             opt.worker_flags
         )));
     }
-    // Resolved now so a missing executable is reported by create, not by the first compute.
-    crate::worker::resolve_worker_path(worker_path.as_deref())?;
     let mut wopt = WorkerOptions {
         worker_path,
-        backend: match backend {
-            Backend::Sequential => crate::worker::messages::BACKEND_SEQUENTIAL,
-            Backend::Parallel => crate::worker::messages::BACKEND_CPU,
-            Backend::Cuda => crate::worker::messages::BACKEND_CUDA,
-        },
         checksums: opt.worker_flags & DYNG_WORKER_CHECKSUMS != 0,
         ..WorkerOptions::default()
     };
@@ -169,18 +155,7 @@ fn build(opt: &dyng_resources_options_t) -> FfiResult<ResourcesHandle> {
     if opt.worker_call_timeout_ms != 0 {
         wopt.call_timeout = Some(Duration::from_millis(opt.worker_call_timeout_ms.into()));
     }
-    // The host context runs only host-side work (the caller-held arrays of
-    // `dyng_sosp_update_arrays`); sequential, so a worker handle starts no thread pool here.
-    let res = Resources::new(&ResourcesOptions {
-        backend: Backend::Sequential,
-        num_threads: 1,
-        device: 0,
-    })?;
-    Ok(ResourcesHandle {
-        res,
-        profile: opt.profile,
-        worker: Some(Arc::new(WorkerRes::new(wopt))),
-    })
+    Ok(ResourcesHandle { session: Session::worker(backend, wopt)?, profile: opt.profile })
 }
 
 /// Borrows the Rust context behind `res`.
@@ -192,10 +167,10 @@ pub(crate) unsafe fn resources<'a>(
     func: &str,
 ) -> FfiResult<&'a Resources> {
     // SAFETY: forwarded contract.
-    Ok(&unsafe { handle::get(res, func, "res") }?.res)
+    Ok(unsafe { handle::get(res, func, "res") }?.session.resources())
 }
 
-/// Borrows the whole resources handle (context and worker).
+/// Borrows the whole resources handle (the session).
 ///
 /// # Safety
 /// `res` must be NULL or a dyng handle.
@@ -255,11 +230,7 @@ pub unsafe extern "C" fn dyng_resources_clone(
         // SAFETY: NULL or a dyng handle (caller contract).
         let h = unsafe { handle::get(res, "dyng_resources_clone", "res")? };
         non_null(out, "dyng_resources_clone", "out")?;
-        let copy = ResourcesHandle {
-            res: h.res.clone(),
-            profile: h.profile,
-            worker: h.worker.clone(),
-        };
+        let copy = ResourcesHandle { session: h.session.clone(), profile: h.profile };
         // SAFETY: `out` is non-NULL and writable.
         unsafe { *out = handle::into_handle::<dyng_resources_t>(copy) };
         Ok(())
@@ -308,15 +279,7 @@ pub unsafe extern "C" fn dyng_release_workspaces(res: *const dyng_resources_t) -
     guard("dyng_release_workspaces", || {
         // SAFETY: forwarded contract.
         let h = unsafe { resources_handle(res, "dyng_release_workspaces")? };
-        match &h.worker {
-            Some(w) => {
-                if let Some(c) = w.spawned() {
-                    c.release_workspaces()?;
-                }
-            }
-            None => h.res.release_workspaces(),
-        }
-        Ok(())
+        Ok(h.session.release_workspaces()?)
     })
 }
 
@@ -335,13 +298,7 @@ pub unsafe extern "C" fn dyng_workspace_bytes(
         // SAFETY: forwarded contract.
         let h = unsafe { resources_handle(res, "dyng_workspace_bytes")? };
         non_null(out, "dyng_workspace_bytes", "out")?;
-        let bytes = match &h.worker {
-            Some(w) => match w.spawned() {
-                Some(c) => usize::try_from(c.workspace_bytes()?.0).unwrap_or(usize::MAX),
-                None => 0,
-            },
-            None => h.res.workspace_bytes(),
-        };
+        let bytes = h.session.workspace_bytes()?;
         // SAFETY: non-NULL, writable.
         unsafe { *out = bytes };
         Ok(())
@@ -359,10 +316,7 @@ pub unsafe extern "C" fn dyng_resources_warm_up(res: *const dyng_resources_t) ->
     guard("dyng_resources_warm_up", || {
         // SAFETY: forwarded contract.
         let h = unsafe { resources_handle(res, "dyng_resources_warm_up")? };
-        if let Some(w) = &h.worker {
-            w.client()?;
-        }
-        Ok(())
+        Ok(h.session.warm_up()?)
     })
 }
 

@@ -1,13 +1,9 @@
 //! `dyng_result_t`: maintained SSSP and MOSP results, and `dyng_update`, which refreshes them.
 //!
-//! A result handle holds the Rust result and the stats of its last run (for MOSP, summed over the
-//! K objectives) so `dyng_result_info` can report them. `dyng_update` turns the C array of result
-//! pointers into `ResultMut`s, refusing repeated pointers because two `&mut` to one result would
-//! alias.
-//!
-//! Under worker isolation a result handle holds a `RemoteRes` (the worker's result id and the
-//! shape known host-side); compute, adoption, update, info, path and free are forwarded
-//! (`remote.rs`). A worker result's stats are read with STATS only when a caller asks for them.
+//! A result handle holds a `SessionResult` (in process or resident in a worker; `crate::session`
+//! makes every call on it, wherever it lives) and the stats of its last run. `dyng_update` turns
+//! the C array of result pointers into `&mut` results, refusing repeated pointers because two
+//! `&mut` to one result would alias.
 
 use super::batch::{batch_view, dyng_batch_t};
 use super::boundary::{
@@ -15,15 +11,13 @@ use super::boundary::{
     write_versioned, FfiResult, Versioned,
 };
 use super::consts::*;
-use super::graph::{dyng_graph_t, graph_handle, vertex, GraphHandle};
+use super::graph::{dyng_graph_t, graph_handle, vertex};
 use super::handle::{self, impl_handle};
-use super::remote::{self, RemoteRes, Shape};
 use super::resources::{dyng_resources_t, resources};
 use crate::graph::Graph;
-use crate::mosp::{check_trees, MospOptions, MospResult, TreeFacts};
-use crate::worker::kind;
-use crate::sssp::{Fallback, SsspOptions, SsspResult, UpdateStats, DROP_IN_FALLBACK};
-use crate::update::{update, ResultMut};
+use crate::mosp::MospOptions;
+use crate::session::{ResultKind, SessionGraph, SessionResult, StatsSink, TREE_COMBINED};
+use crate::sssp::{Fallback, SsspOptions, UpdateStats, DROP_IN_FALLBACK};
 
 /// A maintained result on a graph: an SSSP tree or a MOSP result. Thread safety: read-only calls
 /// (info, views, copies, paths) may run concurrently; `dyng_update` on it must not overlap any
@@ -32,21 +26,9 @@ pub struct dyng_result_t {
     _opaque: [u8; 0],
 }
 
-/// The Rust result behind a result handle.
-pub(crate) enum AnyResult {
-    Sssp(SsspResult),
-    Mosp(MospResult),
-    /// Resident in the worker.
-    Remote(RemoteRes),
-}
+impl_handle!(dyng_result_t => SessionResult, 0xD1A6_0004_2E50_0C35);
 
-pub(crate) struct ResultHandle {
-    pub(crate) result: AnyResult,
-    /// Counters of the last compute or update (MOSP: summed over its K objectives).
-    pub(crate) last_stats: UpdateStats,
-}
-
-impl_handle!(dyng_result_t => ResultHandle, 0xD1A6_0004_2E50_0C35);
+const _: () = assert!(DYNG_TREE_COMBINED == TREE_COMBINED);
 
 /// Counters of one update (or static solve) of one result. For a MOSP result each counter is the
 /// sum over its K objectives (`affected` can reach K x n) and `fallback_used` is set if any
@@ -221,15 +203,9 @@ fn objective_index(objective: u32, g: &Graph, func: &str) -> FfiResult<usize> {
 ///
 /// # Safety
 /// `out` must be non-NULL and writable.
-unsafe fn emit(out: *mut *mut dyng_result_t, result: AnyResult) {
-    let last_stats = match &result {
-        AnyResult::Sssp(s) => s.stats(),
-        AnyResult::Mosp(m) => UpdateStats::sum(&m.objective_stats()),
-        // Unused: a worker result keeps its own (lazily read) counters.
-        AnyResult::Remote(_) => UpdateStats::default(),
-    };
+unsafe fn emit(out: *mut *mut dyng_result_t, result: SessionResult) {
     // SAFETY: forwarded contract.
-    unsafe { *out = handle::into_handle::<dyng_result_t>(ResultHandle { result, last_stats }) };
+    unsafe { *out = handle::into_handle::<dyng_result_t>(result) };
 }
 
 /// Returns a stats struct ready to be filled: `struct_size` set, every counter 0 and both flags
@@ -272,7 +248,7 @@ pub unsafe extern "C" fn dyng_sssp_compute(
         unsafe {
             let r = resources(res, F)?;
             let gh = graph_handle(g, F)?;
-            let g = &gh.graph;
+            let g = gh.graph();
             let opt = read_versioned(opt, F)?;
             non_null(out, F, "out")?;
             let source = vertex(source, g.n(), "source", F)?;
@@ -281,16 +257,7 @@ pub unsafe extern "C" fn dyng_sssp_compute(
                 delta: positive_delta(opt.delta, F)?,
                 fallback: fallback_policy(opt.fallback, F)?,
             };
-            if let Some(rg) = &gh.remote {
-                let rr = rg.client.sssp_compute(source, objective, &sopt)?;
-                let shape = Shape::Sssp { objective };
-                emit(out, AnyResult::Remote(rg.result(rr.id, g, source, shape, sopt, None)));
-                return Ok(());
-            }
-            emit(
-                out,
-                AnyResult::Sssp(SsspResult::compute(r, g, source, objective, &sopt)?),
-            );
+            emit(out, gh.sssp_compute(r, source, objective, &sopt)?);
         }
         Ok(())
     })
@@ -317,7 +284,7 @@ pub unsafe extern "C" fn dyng_mosp_compute(
         unsafe {
             let r = resources(res, F)?;
             let gh = graph_handle(g, F)?;
-            let g = &gh.graph;
+            let g = gh.graph();
             let opt = read_versioned(opt, F)?;
             non_null(out, F, "out")?;
             let source = vertex(source, g.n(), "source", F)?;
@@ -333,16 +300,7 @@ pub unsafe extern "C" fn dyng_mosp_compute(
                 delta: positive_delta(opt.delta, F)?,
                 fallback: fallback_policy(opt.fallback, F)?,
             };
-            if let Some(rg) = &gh.remote {
-                let rr = rg.client.mosp_compute(source, &mopt)?;
-                let shape = Shape::Mosp { k: rr.k, graph_k: g.k() };
-                emit(out, AnyResult::Remote(rg.result(rr.id, g, source, shape, SsspOptions { delta: mopt.delta, fallback: mopt.fallback }, None)));
-                return Ok(());
-            }
-            emit(
-                out,
-                AnyResult::Mosp(MospResult::compute(r, g, source, &mopt)?),
-            );
+            emit(out, gh.mosp_compute(r, source, &mopt)?);
         }
         Ok(())
     })
@@ -376,7 +334,7 @@ pub unsafe extern "C" fn dyng_sssp_from_arrays(
         unsafe {
             resources(res, F)?;
             let gh = graph_handle(g, F)?;
-            let g = &gh.graph;
+            let g = gh.graph();
             non_null(dist, F, "dist")?;
             non_null(parent, F, "parent")?;
             non_null(out, F, "out")?;
@@ -385,14 +343,7 @@ pub unsafe extern "C" fn dyng_sssp_from_arrays(
             let dist = slice(dist, g.n(), F, "dist")?;
             let parent = slice(parent, g.n(), F, "parent")?;
             let sopt = SsspOptions { fallback: DROP_IN_FALLBACK, ..Default::default() };
-            if let Some(rg) = &gh.remote {
-                let rr = rg.client.adopt_sssp(source, objective, dist, parent, canonicalize, &sopt)?;
-                let shape = Shape::Sssp { objective };
-                emit(out, AnyResult::Remote(rg.result(rr.id, g, source, shape, sopt, None)));
-                return Ok(());
-            }
-            let r = SsspResult::from_arrays(g, source, objective, dist.to_vec(), parent.to_vec(), canonicalize, &sopt)?;
-            emit(out, AnyResult::Sssp(r));
+            emit(out, gh.adopt_sssp(source, objective, (dist, parent), canonicalize, &sopt)?);
         }
         Ok(())
     })
@@ -429,7 +380,7 @@ pub unsafe extern "C" fn dyng_mosp_from_trees(
         unsafe {
             let r = resources(res, F)?;
             let gh = graph_handle(g, F)?;
-            let g = &gh.graph;
+            let g = gh.graph();
             non_null(out, F, "out")?;
             let source = vertex(source, g.n(), "source", F)?;
             if k == 0 {
@@ -438,8 +389,8 @@ pub unsafe extern "C" fn dyng_mosp_from_trees(
             let ptrs = slice(trees, k, F, "trees")?;
             let mut handles = Vec::with_capacity(k);
             for (j, &p) in ptrs.iter().enumerate() {
-                let h: &ResultHandle = handle::get(p, F, &format!("trees[{j}]"))?;
-                if matches!(h.result, AnyResult::Mosp(_) | AnyResult::Remote(RemoteRes { shape: Shape::Mosp { .. }, .. })) {
+                let h: &SessionResult = handle::get(p, F, &format!("trees[{j}]"))?;
+                if h.is_mosp() {
                     return Err(invalid(format!("dyng: {F}: trees[{j}] is a MOSP result; pass SSSP results")));
                 }
                 handles.push(h);
@@ -449,87 +400,10 @@ pub unsafe extern "C" fn dyng_mosp_from_trees(
             } else {
                 slice(preferences, num_preferences, F, "preferences")?
             };
-            if let Some(rg) = &gh.remote {
-                emit(out, AnyResult::Remote(mosp_from_remote_trees(rg, g, source, &handles, prefs)?));
-                return Ok(());
-            }
-            let mut copies = Vec::with_capacity(k);
-            for (j, h) in handles.iter().enumerate() {
-                match &h.result {
-                    AnyResult::Sssp(s) => copies.push(s.clone()),
-                    _ => {
-                        return Err(invalid(format!(
-                            "dyng: {F}: trees[{j}] is resident in a worker but g is an in-process graph; pass results of g"
-                        )))
-                    }
-                }
-            }
-            emit(out, AnyResult::Mosp(MospResult::from_trees(r, g, source, copies, prefs)?));
+            emit(out, gh.mosp_from_trees(r, source, &handles, prefs, F)?);
         }
         Ok(())
     })
-}
-
-/// `dyng_mosp_from_trees` on a worker graph: `from_trees`' checks run host-side in its order
-/// (an in-process tree belongs to another graph), then the trees' arrays are read from the worker
-/// (one view each, mapped, not copied) and adopted with ADOPT_MOSP. The new result reports the
-/// trees' counters summed, as the in-process copy of the trees does, until its first update.
-fn mosp_from_remote_trees(
-    rg: &remote::RemoteGraph,
-    g: &crate::graph::Graph,
-    source: usize,
-    handles: &[&ResultHandle],
-    prefs: &[u32],
-) -> FfiResult<RemoteRes> {
-    let remote: Vec<Option<&RemoteRes>> = handles
-        .iter()
-        .map(|h| match &h.result {
-            AnyResult::Remote(rr) => Some(rr),
-            _ => None,
-        })
-        .collect();
-    let facts: Vec<TreeFacts> = handles
-        .iter()
-        .zip(&remote)
-        .map(|(h, rr)| match (rr, &h.result) {
-            (Some(rr), _) => TreeFacts {
-                objective: match rr.shape {
-                    Shape::Sssp { objective } => objective,
-                    Shape::Mosp { .. } => usize::MAX, // refused by the caller
-                },
-                source: rr.source,
-                current: rr.graph_token == rg.token && rr.graph_version == g.version(),
-            },
-            (None, AnyResult::Sssp(s)) => TreeFacts { objective: s.objective(), source: s.source(), current: false },
-            (None, _) => TreeFacts { objective: usize::MAX, source, current: false },
-        })
-        .collect();
-    check_trees(g, source, &facts, prefs)?;
-    // Every tree is current on this graph, so it is a result of this worker.
-    let trees: Vec<&RemoteRes> = remote.into_iter().flatten().collect();
-    let views = trees
-        .iter()
-        .map(|rr| rr.client.view(rr.id, (1 << (kind::DIST - 1)) | (1 << (kind::PARENT - 1)), 0))
-        .collect::<crate::Result<Vec<_>>>()?;
-    let missing = || crate::Error::Protocol("dyng worker: a tree view lacks its distances or parents".into());
-    let arrays = views
-        .iter()
-        .map(|v| Ok((v.i64s(kind::DIST).ok_or_else(missing)?, v.i32s(kind::PARENT).ok_or_else(missing)?)))
-        .collect::<crate::Result<Vec<_>>>()?;
-    let deltas: Vec<Option<i64>> = trees.iter().map(|rr| rr.delta).collect();
-    // ADOPT_MOSP carries one policy for its K trees; in process each tree keeps its own.
-    let fallback = trees[0].fallback;
-    if trees.iter().any(|rr| rr.fallback != fallback) {
-        return Err(crate::Error::NotSupported(format!(
-            "dyng: {}: the trees run different fallback policies, which a MOSP result in a worker cannot keep (it has one policy for its trees)",
-            "dyng_mosp_from_trees"
-        ))
-        .into());
-    }
-    let each = trees.iter().map(|rr| rr.last_stats()).collect::<crate::Result<Vec<_>>>()?;
-    let rr = rg.client.adopt_mosp(source, &arrays, false, &deltas, fallback, prefs)?;
-    let shape = Shape::Mosp { k: trees.len(), graph_k: g.k() };
-    Ok(rg.result(rr.id, g, source, shape, SsspOptions { delta: None, fallback }, Some(UpdateStats::sum(&each))))
 }
 
 /// Gathers the result handles of a `dyng_update` call, refusing NULL, freed and repeated ones.
@@ -540,7 +414,7 @@ unsafe fn results_mut<'a>(
     results: *const *mut dyng_result_t,
     count: usize,
     func: &str,
-) -> FfiResult<Vec<&'a mut ResultHandle>> {
+) -> FfiResult<Vec<&'a mut SessionResult>> {
     // SAFETY: caller contract.
     let ptrs = unsafe { slice(results, count, func, "results")? };
     for (i, p) in ptrs.iter().enumerate() {
@@ -584,119 +458,21 @@ pub unsafe extern "C" fn dyng_update(
         // SAFETY: caller contract for every pointer below.
         unsafe {
             let r = resources(res, F)?;
-            let gh: &mut GraphHandle = handle::get_mut(g, F, "g")?;
+            let gh: &mut SessionGraph = handle::get_mut(g, F, "g")?;
             non_null(batch, F, "batch")?;
-            let view = batch_view(batch, gh.graph.k(), F)?;
+            let view = batch_view(batch, gh.graph().k(), F)?;
             let stride = stats_stride(stats, count, F)?;
             let mut handles = results_mut(results, count, F)?;
-            if gh.remote.is_some() {
-                update_remote(gh, &view, &mut handles, F)?;
-                if stride > 0 {
-                    for (i, h) in handles.iter().enumerate() {
-                        let AnyResult::Remote(rr) = &h.result else { continue };
-                        // The result is current, so only the worker's conditions can fail
-                        // this read; they say the update itself went through.
-                        let applied = |m: String| {
-                            format!("dyng: {F}: the update was applied, but reading the counters of results[{i}] failed: {m}")
-                        };
-                        let s = rr.last_stats().map_err(|e| match e {
-                            crate::Error::WorkerLost(m) => crate::Error::WorkerLost(applied(m)),
-                            crate::Error::Timeout(m) => crate::Error::Timeout(applied(m)),
-                            e => e,
-                        })?;
-                        let entry = (stats as *mut u8).add(i * stride) as *mut dyng_update_stats_t;
-                        write_versioned(entry, stride, stats_to_c(&s));
-                    }
-                }
-                return Ok(());
-            }
-            let all = {
-                if let Some(i) = handles.iter().position(|h| matches!(h.result, AnyResult::Remote(_))) {
-                    return Err(invalid(format!(
-                        "dyng: {F}: results[{i}] is resident in a worker but g is an in-process graph; \
-                         list only results of g"
-                    )));
-                }
-                let graph = &mut gh.graph;
-                let mut list: Vec<ResultMut<'_>> = handles
-                    .iter_mut()
-                    // Remote results were refused above, so nothing is skipped here.
-                    .filter_map(|h| match &mut h.result {
-                        AnyResult::Sssp(s) => Some(ResultMut::Sssp(s)),
-                        AnyResult::Mosp(m) => Some(ResultMut::Mosp(m)),
-                        AnyResult::Remote(_) => None,
-                    })
-                    .collect();
-                update(r, graph, &view, &mut list)?
+            let mut write = |i: usize, s: &UpdateStats| {
+                // SAFETY: entry i of `count` entries of `stride` bytes (checked by `stats_stride`).
+                let entry = (stats as *mut u8).add(i * stride) as *mut dyng_update_stats_t;
+                write_versioned(entry, stride, stats_to_c(s));
             };
-            for (i, (h, s)) in handles.iter_mut().zip(&all).enumerate() {
-                h.last_stats = *s;
-                if stride > 0 {
-                    let entry = (stats as *mut u8).add(i * stride) as *mut dyng_update_stats_t;
-                    write_versioned(entry, stride, stats_to_c(s));
-                }
-            }
+            let sink: Option<StatsSink<'_>> = if stride > 0 { Some(&mut write) } else { None };
+            gh.update(r, &view, &mut handles, sink, F)?;
         }
         Ok(())
     })
-}
-
-/// `dyng_update` on a worker graph: every listed result must be a current remote result of it.
-/// The batch is validated and applied host-side first (the in-process messages, and nothing sent
-/// for a bad batch), then sent once as UPDATE; the host copy is committed when the worker
-/// committed; the results' counters are then unknown until asked for.
-fn update_remote(
-    gh: &mut GraphHandle,
-    view: &crate::graph::BatchView<'_>,
-    handles: &mut [&mut ResultHandle],
-    func: &str,
-) -> FfiResult<()> {
-    let Some(rg) = &gh.remote else {
-        return Err(crate::Error::Internal(format!("dyng: {func}: graph is not remote")).into());
-    };
-    let mut ids = Vec::with_capacity(handles.len());
-    for (i, h) in handles.iter().enumerate() {
-        match &h.result {
-            AnyResult::Remote(rr) if rr.graph_token != rg.token => {
-                return Err(crate::Error::StaleResult(format!(
-                    "dyng: {func}: results[{i}] was computed on another graph"
-                ))
-                .into())
-            }
-            AnyResult::Remote(rr) if rr.graph_version != gh.graph.version() => {
-                return Err(crate::Error::StaleResult(format!(
-                    "dyng: {func}: results[{i}] was computed on version {} of the graph, which is now at version {}, and was not updated with it",
-                    rr.graph_version,
-                    gh.graph.version()
-                ))
-                .into())
-            }
-            AnyResult::Remote(rr) => ids.push(rr.id),
-            _ => {
-                return Err(invalid(format!(
-                    "dyng: {func}: results[{i}] is an in-process result but g is resident in a worker; \
-                     local and worker results cannot be mixed"
-                )))
-            }
-        }
-    }
-    gh.graph.apply_uncommitted(view)?;
-    let sent = rg.client.update(view, &ids);
-    // The client applies a batch exactly when it reports success: a failed update leaves its
-    // journal and the worker's graph without the batch, so the host copy goes back as it was.
-    if sent.is_err() {
-        gh.graph.undo();
-    } else {
-        gh.graph.commit();
-        for h in handles.iter_mut() {
-            if let AnyResult::Remote(rr) = &mut h.result {
-                rr.graph_version = gh.graph.version();
-                rr.forget_stats();
-            }
-        }
-    }
-    sent?;
-    Ok(())
 }
 
 unsafe fn stats_stride(
@@ -728,7 +504,7 @@ unsafe fn stats_stride(
 pub(crate) unsafe fn result<'a>(
     r: *const dyng_result_t,
     func: &str,
-) -> FfiResult<&'a ResultHandle> {
+) -> FfiResult<&'a SessionResult> {
     // SAFETY: forwarded contract.
     unsafe { handle::get(r, func, "r") }
 }
@@ -752,86 +528,27 @@ pub unsafe extern "C" fn dyng_result_info(
             let h = result(r, F)?;
             non_null(out, F, "out")?;
             let size = output_size(out, F)?;
-            let last = match &h.result {
-                AnyResult::Remote(rr) => rr.last_stats()?,
-                _ => h.last_stats,
-            };
-            let mut stats = stats_to_c(&last);
+            let i = h.info()?;
+            let mut stats = stats_to_c(&i.last_stats);
             stats.struct_size = std::mem::size_of::<dyng_update_stats_t>();
-            let info = match &h.result {
-                AnyResult::Sssp(s) => dyng_result_info_t {
-                    struct_size: 0,
-                    kind: DYNG_RESULT_SSSP,
-                    source: s.source() as i32,
-                    objective: s.objective() as u32,
-                    k: 1,
-                    graph_k: 0,
-                    n: s.distances().len(),
-                    graph_version: s.graph_version(),
-                    last_stats: stats,
+            let info = dyng_result_info_t {
+                struct_size: 0,
+                kind: match i.kind {
+                    ResultKind::Sssp => DYNG_RESULT_SSSP,
+                    ResultKind::Mosp => DYNG_RESULT_MOSP,
                 },
-                AnyResult::Mosp(m) => dyng_result_info_t {
-                    struct_size: 0,
-                    kind: DYNG_RESULT_MOSP,
-                    source: m.source() as i32,
-                    objective: 0,
-                    k: m.k() as u32,
-                    graph_k: m.graph_k() as u32,
-                    n: m.combined_distances().len(),
-                    graph_version: m.graph_version(),
-                    last_stats: stats,
-                },
-                AnyResult::Remote(rr) => {
-                    let (kind, objective, k, graph_k) = match rr.shape {
-                        Shape::Sssp { objective } => (DYNG_RESULT_SSSP, objective as u32, 1, 0),
-                        Shape::Mosp { k, graph_k } => (DYNG_RESULT_MOSP, 0, k as u32, graph_k as u32),
-                    };
-                    dyng_result_info_t {
-                        struct_size: 0,
-                        kind,
-                        source: rr.source as i32,
-                        objective,
-                        k,
-                        graph_k,
-                        n: rr.n,
-                        graph_version: rr.graph_version,
-                        last_stats: stats,
-                    }
-                }
+                source: i.source as i32,
+                objective: i.objective as u32,
+                k: i.k as u32,
+                graph_k: i.graph_k as u32,
+                n: i.n,
+                graph_version: i.graph_version,
+                last_stats: stats,
             };
             write_versioned(out, size, info);
         }
         Ok(())
     })
-}
-
-/// The tree of objective `k` (or the MOSP tree for `DYNG_TREE_COMBINED`) of a result.
-fn tree_parents_and_source(h: &ResultHandle, k: u32, func: &str) -> FfiResult<(Vec<i32>, usize)> {
-    if let AnyResult::Remote(rr) = &h.result {
-        // VIEW of the parent array (copied out, view released), walked host-side (spec 13.1).
-        let (array, kk) = if k == DYNG_TREE_COMBINED {
-            (DYNG_ARRAY_COMBINED_PARENTS, 0)
-        } else {
-            (DYNG_ARRAY_PARENTS, k)
-        };
-        let (kind, _, objective) = remote::locate(rr, array, kk, func).map_err(|_| {
-            invalid(format!(
-                "dyng: {func}: k = {k} names no tree of this result (SSSP: its objective; MOSP: 0..K-1 or DYNG_TREE_COMBINED)"
-            ))
-        })?;
-        return Ok((rr.client.copy_i32(rr.id, kind, objective)?, rr.source));
-    }
-    match (&h.result, k) {
-        (AnyResult::Mosp(m), DYNG_TREE_COMBINED) => Ok((m.combined_parents().to_vec(), m.source())),
-        (AnyResult::Mosp(m), k) if (k as usize) < m.k() => {
-            let t = m.tree(k as usize);
-            Ok((t.parents().to_vec(), t.source()))
-        }
-        (AnyResult::Sssp(s), k) if k as usize == s.objective() => Ok((s.parents().to_vec(), s.source())),
-        (_, k) => Err(invalid(format!(
-            "dyng: {func}: k = {k} names no tree of this result (SSSP: its objective; MOSP: 0..K-1 or DYNG_TREE_COMBINED)"
-        ))),
-    }
 }
 
 /// Writes the path from the source to `target` in tree `k` (objective k, or `DYNG_TREE_COMBINED`
@@ -856,7 +573,7 @@ pub unsafe extern "C" fn dyng_result_path(
         unsafe {
             let h = result(r, F)?;
             non_null(len, F, "len")?;
-            let (parents, source) = tree_parents_and_source(h, k, F)?;
+            let (parents, source) = h.tree(k, F)?;
             let target = vertex(target, parents.len(), "target", F)?;
             let path = crate::sssp::tree_path(&parents, source, target)?;
             if !(out.is_null() && cap == 0) {

@@ -1,22 +1,17 @@
 //! `dyng_view_t`: zero-copy snapshots of one result array, and `dyng_result_copy`.
 //!
-//! A view holds an `Arc` of the array it shows. Updates write through `Arc::make_mut`, so an update
-//! after a view was taken copies the array and the view keeps the old one: that is the snapshot
-//! guarantee, with no copy when nobody holds a view.
-//!
-//! A view of a worker result holds the worker's lent shared-memory block ([`crate::worker::View`]):
-//! `dyng_view_data` points into the read-only mapping, and releasing the view unmaps it and sends
-//! the CONSUMED ack. An update writes into a different block, so the snapshot guarantee holds too.
+//! A view handle holds a `Snapshot` (`crate::session`): an `Arc` of an in-process array, which an
+//! update after the view was taken copies (`Arc::make_mut`), or a worker's lent shared-memory
+//! block, into which no update writes; releasing it unmaps the block and sends the CONSUMED ack.
+//! Either way the view is a snapshot.
 
 use super::boundary::{guard, invalid, non_null, slice_mut, FfiResult};
 use super::consts::*;
 use super::handle::{self, impl_handle};
 use super::resources::{dyng_resources_t, resources};
-use super::result::{dyng_result_t, result, AnyResult, ResultHandle};
-use super::remote;
-use crate::worker::View;
+use super::result::{dyng_result_t, result};
+use crate::session::{Array, Elements, SessionResult, Snapshot};
 use std::ffi::c_void;
-use std::sync::Arc;
 
 /// An immutable snapshot of one array of a result, valid until released whatever happens to the
 /// result. Thread safety: immutable; may be read from any number of threads.
@@ -24,105 +19,30 @@ pub struct dyng_view_t {
     _opaque: [u8; 0],
 }
 
-/// The array a view keeps alive.
-pub(crate) enum Snapshot {
-    I32(Arc<Vec<i32>>),
-    I64(Arc<Vec<i64>>),
-    /// A lent worker block holding array `kind` (exactly one array: the view mask names one).
-    Remote(View, u16),
-}
-
-impl Snapshot {
-    /// (pointer, element count, DYNG_DTYPE_*) of the array.
-    fn raw(&self, func: &str) -> FfiResult<(*const c_void, usize, u32)> {
-        Ok(match self {
-            Snapshot::I32(a) => (a.as_ptr() as *const c_void, a.len(), DYNG_DTYPE_INT32),
-            Snapshot::I64(a) => (a.as_ptr() as *const c_void, a.len(), DYNG_DTYPE_INT64),
-            Snapshot::Remote(v, kind) => {
-                if let Some(a) = v.i64s(*kind) {
-                    (a.as_ptr() as *const c_void, a.len(), DYNG_DTYPE_INT64)
-                } else if let Some(a) = v.i32s(*kind) {
-                    (a.as_ptr() as *const c_void, a.len(), DYNG_DTYPE_INT32)
-                } else {
-                    return Err(crate::Error::Protocol(format!(
-                        "dyng worker: {func}: the lent block lacks array kind {kind}"
-                    ))
-                    .into());
-                }
-            }
-        })
-    }
-}
-
 impl_handle!(dyng_view_t => Snapshot, 0xD1A6_0005_71E3_0C35);
 
-/// Refuses an objective index for an array that has none (the combined tree, path costs).
-pub(crate) fn no_objective_index(k: u32, what: &str, func: &str) -> FfiResult<()> {
-    if k != 0 {
-        return Err(invalid(format!(
-            "dyng: {func}: {what} has no objective index; pass k = 0 (got {k})"
-        )));
-    }
-    Ok(())
+// The C ABI's numbers are the arrays' own codes.
+const _: () = {
+    assert!(Array::Distances as u32 == DYNG_ARRAY_DISTANCES);
+    assert!(Array::Parents as u32 == DYNG_ARRAY_PARENTS);
+    assert!(Array::CombinedDistances as u32 == DYNG_ARRAY_COMBINED_DISTANCES);
+    assert!(Array::CombinedParents as u32 == DYNG_ARRAY_COMBINED_PARENTS);
+    assert!(Array::PathCosts as u32 == DYNG_ARRAY_PATH_COSTS);
+};
+
+/// (pointer, element count, DYNG_DTYPE_*) of a snapshot's array.
+fn raw(snap: &Snapshot, func: &str) -> FfiResult<(*const c_void, usize, u32)> {
+    Ok(match snap.elements(func)? {
+        Elements::I32(a) => (a.as_ptr() as *const c_void, a.len(), DYNG_DTYPE_INT32),
+        Elements::I64(a) => (a.as_ptr() as *const c_void, a.len(), DYNG_DTYPE_INT64),
+    })
 }
 
 /// Takes the snapshot of `array` (a `DYNG_ARRAY_*` value) for objective `k` of a result.
-fn snapshot(h: &ResultHandle, array: u32, k: u32, func: &str) -> FfiResult<Snapshot> {
-    let ku = k as usize;
-    match (&h.result, array) {
-        (AnyResult::Remote(rr), _) => {
-            let (kind, mask, objective) = remote::locate(rr, array, k, func)?;
-            Ok(Snapshot::Remote(rr.client.view(rr.id, mask, objective)?, kind))
-        }
-        (AnyResult::Sssp(s), DYNG_ARRAY_DISTANCES | DYNG_ARRAY_PARENTS) => {
-            if ku != s.objective() {
-                return Err(invalid(format!(
-                    "dyng: {func}: this SSSP result holds objective {} only, not k = {k}",
-                    s.objective()
-                )));
-            }
-            Ok(if array == DYNG_ARRAY_DISTANCES {
-                Snapshot::I64(s.distances_snapshot())
-            } else {
-                Snapshot::I32(s.parents_snapshot())
-            })
-        }
-        (AnyResult::Mosp(m), DYNG_ARRAY_DISTANCES | DYNG_ARRAY_PARENTS) => {
-            if ku >= m.k() {
-                return Err(invalid(format!(
-                    "dyng: {func}: k = {k} is outside [0, K = {})",
-                    m.k()
-                )));
-            }
-            let t = m.tree(ku);
-            Ok(if array == DYNG_ARRAY_DISTANCES {
-                Snapshot::I64(t.distances_snapshot())
-            } else {
-                Snapshot::I32(t.parents_snapshot())
-            })
-        }
-        (AnyResult::Mosp(m), DYNG_ARRAY_COMBINED_DISTANCES) => {
-            no_objective_index(k, "DYNG_ARRAY_COMBINED_DISTANCES", func)?;
-            Ok(Snapshot::I64(m.combined_distances_snapshot()))
-        }
-        (AnyResult::Mosp(m), DYNG_ARRAY_COMBINED_PARENTS) => {
-            no_objective_index(k, "DYNG_ARRAY_COMBINED_PARENTS", func)?;
-            Ok(Snapshot::I32(m.combined_parents_snapshot()))
-        }
-        (AnyResult::Mosp(m), DYNG_ARRAY_PATH_COSTS) => {
-            no_objective_index(k, "DYNG_ARRAY_PATH_COSTS", func)?;
-            Ok(Snapshot::I64(m.path_costs_snapshot()))
-        }
-        (
-            AnyResult::Sssp(_),
-            DYNG_ARRAY_COMBINED_DISTANCES | DYNG_ARRAY_COMBINED_PARENTS | DYNG_ARRAY_PATH_COSTS,
-        ) => Err(invalid(format!(
-            "dyng: {func}: array {array} exists only in MOSP results"
-        ))),
-        (_, a) => Err(invalid(format!(
-            "dyng: {func}: array = {a} is not a DYNG_ARRAY_* value (0..4)"
-        ))),
-    }
+fn snapshot(h: &SessionResult, array: u32, k: u32, func: &str) -> FfiResult<Snapshot> {
+    let a = Array::from_code(array)
+        .ok_or_else(|| invalid(format!("dyng: {func}: array = {array} is not a DYNG_ARRAY_* value (0..4)")))?;
+    Ok(h.snapshot(a, k, func)?)
 }
 
 /// Creates `*out`, a zero-copy snapshot of `array` (`DYNG_ARRAY_*`) of objective `k` (SSSP: its
@@ -174,7 +94,7 @@ pub unsafe extern "C" fn dyng_view_data(
             non_null(data, F, "data")?;
             non_null(len, F, "len")?;
             non_null(dtype, F, "dtype")?;
-            let (p, n, t) = snap.raw(F)?;
+            let (p, n, t) = raw(snap, F)?;
             *data = p;
             *len = n;
             *dtype = t;
@@ -219,20 +139,11 @@ pub unsafe extern "C" fn dyng_result_copy(
             resources(res, F)?;
             let h = result(r, F)?;
             non_null(out, F, "out")?;
-            match snapshot(h, array, k, F)? {
-                Snapshot::I32(a) => copy_exact(&a, out as *mut i32, len, F),
-                Snapshot::I64(a) => copy_exact(&a, out as *mut i64, len, F),
-                remote @ Snapshot::Remote(..) => {
-                    // The view is released (unmapped, acknowledged) when `remote` drops here.
-                    let (p, n, t) = remote.raw(F)?;
-                    if t == DYNG_DTYPE_INT64 {
-                        // SAFETY: `raw` returned an i64 array of `n` elements in the live mapping.
-                        copy_exact(std::slice::from_raw_parts(p as *const i64, n), out as *mut i64, len, F)
-                    } else {
-                        // SAFETY: as above, i32.
-                        copy_exact(std::slice::from_raw_parts(p as *const i32, n), out as *mut i32, len, F)
-                    }
-                }
+            // A worker's view is released (unmapped, acknowledged) when `snap` drops here.
+            let snap = snapshot(h, array, k, F)?;
+            match snap.elements(F)? {
+                Elements::I32(a) => copy_exact(a, out as *mut i32, len, F),
+                Elements::I64(a) => copy_exact(a, out as *mut i64, len, F),
             }
         }
     })
