@@ -50,21 +50,25 @@ pub(crate) fn compute<E: Exec>(
     let (run, mut stats) = Run::prepare(exec, out, source, delta, max_weight, ws)?;
     let mut gens = Generations(ws.generation);
     let shared: &Workspace = ws;
-    solve_from_source(&run, shared, &mut gens, &mut stats);
+    solve_from_source(&run, shared, &mut gens, &mut stats, true);
     let (affected, largest) = unpack(&run, shared, &mut gens, dist, parent);
     stats.affected = affected as i64;
     ws.generation = gens.0;
     Ok((stats, largest))
 }
 
-/// The static search: every word INF but the source's, then near-far from the source.
-fn solve_from_source<E: Exec>(run: &Run<'_, E>, ws: &Workspace, gens: &mut Generations, stats: &mut UpdateStats) {
+/// The static search: every word unwritten (`NOT_LOADED`, which the search reads as INF) but
+/// the source's, then near-far from the source. `clean`: every slot holds `NOT_LOADED` already,
+/// as between runs; else a pass resets them.
+fn solve_from_source<E: Exec>(run: &Run<'_, E>, ws: &Workspace, gens: &mut Generations, stats: &mut UpdateStats, clean: bool) {
     let n = run.out.n();
-    run.exec.for_chunks(n, GRAIN_VERTICES, |r| {
-        for v in r {
-            ws.packed[v].store(PACKED_INF, Relaxed);
-        }
-    });
+    if !clean {
+        run.exec.for_chunks(n, GRAIN_VERTICES, |r| {
+            for v in r {
+                ws.packed[v].store(NOT_LOADED, Relaxed);
+            }
+        });
+    }
     ws.packed[run.source].store(run.packing.pack(0, -1), Relaxed);
     ws.frontier.clear();
     ws.frontier.push(run.source as i32);
@@ -164,7 +168,8 @@ pub(crate) fn update<'i, E: Exec>(
     let in_view = || *in_view.get_or_init(|| (inn.borrow_mut().take().expect("the in-edges are made once"))());
     let result = (|| -> Result<(Option<i64>, Option<i64>)> {
         let ws = shared;
-        let recompute = |stats: &mut UpdateStats, gens: &mut Generations, dist: &mut [i64], parent: &mut [i32]| {
+        // `clean`: no word was written yet (see `solve_from_source`).
+        let recompute = |stats: &mut UpdateStats, gens: &mut Generations, dist: &mut [i64], parent: &mut [i32], clean: bool| {
             exec.loops_inline(false);
             stats.fallback_used = true;
             let before = stats.pushes;
@@ -177,7 +182,7 @@ pub(crate) fn update<'i, E: Exec>(
                 _ => run.delta,
             };
             let run = Run { delta, ..run };
-            solve_from_source(&run, ws, gens, stats);
+            solve_from_source(&run, ws, gens, stats, clean);
             let (affected, largest) = unpack(&run, ws, gens, dist, parent);
             stats.affected = affected as i64;
             (Some(stats.pushes - before), Some(largest))
@@ -230,7 +235,7 @@ pub(crate) fn update<'i, E: Exec>(
                 may_recompute = false;
                 if a.shortcut.is_some_and(|share| shortcut_after_walk(&changes, dist, ws, g0, share, &largest)) {
                     stats.invalidated = count as i64;
-                    return Ok(recompute(&mut stats, &mut gens, dist, parent));
+                    return Ok(recompute(&mut stats, &mut gens, dist, parent, true));
                 }
             } else {
                 let q = Question {
@@ -256,7 +261,7 @@ pub(crate) fn update<'i, E: Exec>(
                     // a recompute when both sides of the cut are large (usroads safe1k: 54K
                     // vertices invalidated, 75K valid); the sampled estimate stands in for it.
                     stats.invalidated = p.invalidated;
-                    return Ok(recompute(&mut stats, &mut gens, dist, parent));
+                    return Ok(recompute(&mut stats, &mut gens, dist, parent, true));
                 }
             }
         }
@@ -303,7 +308,7 @@ pub(crate) fn update<'i, E: Exec>(
         stats.invalidated = invalidation.count() as i64;
         let candidates = stats.invalidated as usize + heads;
         if predicted || adaptive.is_some_and(|a| candidates >= a.recompute_at) {
-            return Ok(recompute(&mut stats, &mut gens, dist, parent));
+            return Ok(recompute(&mut stats, &mut gens, dist, parent, true));
         }
         // A repair from here on. Its search's way is chosen now (or was, before the walk), and
         // where the search runs on one member the other loops of the repair run on the calling
@@ -351,10 +356,12 @@ pub(crate) fn update<'i, E: Exec>(
             near_far(&run, ws, &mut gens, &mut stats, budget, track, SearchKind::Repair, Some(solo))
         };
         if search == Search::Abandoned {
+            // Not clean: an abandoned search leaves words it lowered but never expanded (so
+            // never listed), and any other run packed every word.
             if track {
                 clear_touched(&run, ws);
             }
-            return Ok(recompute(&mut stats, &mut gens, dist, parent));
+            return Ok(recompute(&mut stats, &mut gens, dist, parent, false));
         }
         let (affected, new_largest) = if track {
             touched_listed.set(true);
@@ -626,6 +633,16 @@ fn write_word(p: Packing, w: u64, dist: &AtomicI64, parent: &AtomicI32) -> usize
     1
 }
 
+/// A word of a static solve's search, with a slot it never wrote (`NOT_LOADED`) as INF.
+#[inline(always)]
+fn unwritten_as_inf(w: u64) -> u64 {
+    if w == NOT_LOADED {
+        PACKED_INF
+    } else {
+        w
+    }
+}
+
 /// Writes the words back as distances and parents; returns how many vertices changed and the
 /// largest finite distance (taken on the way: the loop reads every word anyway).
 fn unpack<E: Exec>(
@@ -645,7 +662,7 @@ fn unpack<E: Exec>(
         run.exec.for_chunks(n, GRAIN_VERTICES, |r| {
             let (mut local, mut top) = (0, 0);
             for v in r {
-                let w = ws.packed[v].swap(NOT_LOADED, Relaxed);
+                let w = unwritten_as_inf(ws.packed[v].swap(NOT_LOADED, Relaxed));
                 // Words order by distance first, so the largest finite word has the largest
                 // distance.
                 if w != PACKED_INF {
@@ -666,6 +683,10 @@ fn unpack<E: Exec>(
         let (mut local, mut top) = (0, 0);
         for v in r {
             let w = ws.packed[v].load(Relaxed);
+            if w == NOT_LOADED {
+                ws.packed[v].store(PACKED_INF, Relaxed); // the passes below read INF
+            }
+            let w = unwritten_as_inf(w);
             let d = if w == PACKED_INF { DISTANCE_INF } else { w as i64 };
             if w != PACKED_INF {
                 top = top.max(d);

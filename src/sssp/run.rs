@@ -121,15 +121,21 @@ impl<E: Exec> Run<'_, E> {
         self.loaded(ws.packed[v].load(Relaxed), v)
     }
 
-    /// `raw`, read from `v`'s slot (by a load or a read-modify-write), as a word.
+    /// `raw`, read from `v`'s slot (by a load or a read-modify-write), as a word. Without an
+    /// old tree (a static solve) an unwritten slot stays `NOT_LOADED`: like INF it orders above
+    /// every candidate, and its distance field above every distance, so the search compares it
+    /// as it is; the write-back reads it as INF.
     #[inline(always)]
     pub(super) fn loaded(&self, raw: u64, v: usize) -> u64 {
-        if raw != NOT_LOADED {
-            return raw;
-        }
         match self.old {
-            Some(t) if is_finite(t.dist[v]) => self.packing.pack(t.dist[v] as u64, t.parent[v]),
-            _ => PACKED_INF,
+            Some(t) if raw == NOT_LOADED => {
+                if is_finite(t.dist[v]) {
+                    self.packing.pack(t.dist[v] as u64, t.parent[v])
+                } else {
+                    PACKED_INF
+                }
+            }
+            _ => raw,
         }
     }
 }
