@@ -5,6 +5,7 @@ use super::buckets::{bucket_search, ring_size};
 use super::run::{touch, Generations, Run, GRAIN_LIST, GRAIN_VERTICES};
 use super::exec::{Exec, Team};
 use super::packing::PACKED_INF;
+use super::prefetch::ask_expansion;
 use super::stats::UpdateStats;
 use super::team_choice::SearchKind;
 use super::workspace::{Appender, VertexList, Workspace};
@@ -395,7 +396,9 @@ fn relax_range<E: Exec>(
     let p = run.packing;
     let out = run.out;
     let source = run.source;
+    let end = r.end;
     for i in r {
+        ask_expansion(&out, &ws.packed, |j| near.get(j) as usize, i, end);
         let u = near.get(i) as usize;
         let wu = ws.packed[u].load(Relaxed);
         if wu == PACKED_INF {
