@@ -11,17 +11,42 @@ use std::path::Path;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
+    /// An argument or input breaks a documented rule: a vertex id out of range, a wrong number
+    /// of weights, a negative weight, a malformed file ([`Error::InvalidArgument`],
+    /// [`Error::Parse`]). C code 2, `DYNG_ERR_INVALID_ARGUMENT`.
     InvalidArgument,
+    /// A result was handed a graph it does not belong to, or one that changed since the result
+    /// was last brought up to date ([`Error::StaleResult`]). C code 3, `DYNG_ERR_STALE_RESULT`.
     StaleResult,
+    /// The operating system refused to open, read or write a file ([`Error::Io`]). C code 4,
+    /// `DYNG_ERR_IO`.
     Io,
+    /// A size limit of the data model (32-bit vertex ids and edge offsets, 62-bit distances) or
+    /// of an output buffer would be exceeded ([`Error::Capacity`]). C code 5, `DYNG_ERR_CAPACITY`.
     Capacity,
+    /// The requested backend or feature is not available in this build or on this machine: no
+    /// CUDA driver, no worker executable ([`Error::NotSupported`]). C code 6,
+    /// `DYNG_ERR_NOT_SUPPORTED`.
     NotSupported,
+    /// An allocation, on the host or on the device, failed ([`Error::OutOfMemory`]). C code 7,
+    /// `DYNG_ERR_OUT_OF_MEMORY`.
     OutOfMemory,
+    /// The CUDA driver or NVRTC reported an error ([`Error::Cuda`]). C code 8, `DYNG_ERR_CUDA`.
     Cuda,
+    /// The worker process died, hung or kept crashing ([`Error::WorkerLost`]). C code 9,
+    /// `DYNG_ERR_WORKER_LOST`.
     WorkerLost,
+    /// The worker did not answer before the call's deadline ([`Error::Timeout`]). C code 10,
+    /// `DYNG_ERR_TIMEOUT`.
     Timeout,
+    /// The library and the worker exchanged a malformed or unexpected message, block or
+    /// handshake ([`Error::Protocol`]). C code 11, `DYNG_ERR_PROTOCOL`.
     Protocol,
+    /// The operating system refused a resource dyng needed: a thread, its stack, a process
+    /// ([`Error::Resource`]). C code 14, `DYNG_ERR_RESOURCE`.
     Resource,
+    /// A broken internal invariant, a bug in dyng ([`Error::Internal`]). C code 12,
+    /// `DYNG_ERR_INTERNAL`.
     Internal,
 }
 
@@ -38,16 +63,22 @@ pub enum Error {
     /// The operating system refused a file operation.
     #[error("{path}: {source}")]
     Io {
+        /// The file the operation was on, as given.
         path: String,
+        /// What the operating system said.
         #[source]
         source: std::io::Error,
     },
     /// A file's content is malformed; `line` and `column` are 1-based (0 = not applicable).
     #[error("{}", located(path, *line, *column, message))]
     Parse {
+        /// The file being read, as given.
         path: String,
+        /// 1-based line where the parser stopped; 0 when the error is not tied to a line.
         line: usize,
+        /// 1-based column within `line`; 0 when not applicable.
         column: usize,
+        /// The rule that was broken and the offending text.
         message: String,
     },
     /// A size limit of the data model (32-bit ids and offsets, 62-bit distances) is exceeded.
