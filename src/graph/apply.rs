@@ -20,7 +20,10 @@ use crate::error::{Error, Result};
 /// of the objectives whose weight increased.
 #[derive(Debug, Clone)]
 pub struct Applied {
+    /// The graph after the batch.
     pub csr: Csr,
+    /// Per insertion, bit `j` set when the batch made objective `j` of an existing edge heavier
+    /// (0 for an edge the batch added).
     pub increase_masks: Vec<u64>,
 }
 

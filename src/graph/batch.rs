@@ -11,22 +11,32 @@ use crate::error::{Error, Result};
 pub struct Batch {
     /// Weights per insertion (the graph's objective count).
     pub k: usize,
+    /// Tail vertex of each insertion, in `[0, n)`.
     pub ins_src: Vec<i32>,
+    /// Head vertex of each insertion, in `[0, n)`.
     pub ins_dst: Vec<i32>,
-    /// Edge-major: `ins_weights[i*k + j]` is objective j of insertion i.
+    /// Edge-major: `ins_weights[i*k + j]` is objective j of insertion i, in `[1, 2^31-1]`.
     pub ins_weights: Vec<i32>,
+    /// Tail vertex of each deletion, in `[0, n)`.
     pub del_src: Vec<i32>,
+    /// Head vertex of each deletion, in `[0, n)`.
     pub del_dst: Vec<i32>,
 }
 
 /// A borrowed change batch (same layout as [`Batch`]).
 #[derive(Debug, Clone, Copy)]
 pub struct BatchView<'a> {
+    /// Weights per insertion (the graph's objective count).
     pub k: usize,
+    /// Tail vertex of each insertion.
     pub ins_src: &'a [i32],
+    /// Head vertex of each insertion.
     pub ins_dst: &'a [i32],
+    /// Edge-major: `ins_weights[i*k + j]` is objective j of insertion i.
     pub ins_weights: &'a [i32],
+    /// Tail vertex of each deletion.
     pub del_src: &'a [i32],
+    /// Head vertex of each deletion.
     pub del_dst: &'a [i32],
 }
 
@@ -52,14 +62,17 @@ impl Batch {
         self.del_dst.push(v);
     }
 
+    /// Number of insertions (upserts).
     pub fn num_insertions(&self) -> usize {
         self.ins_src.len()
     }
 
+    /// Number of deletions.
     pub fn num_deletions(&self) -> usize {
         self.del_src.len()
     }
 
+    /// True when the batch has neither insertions nor deletions.
     pub fn is_empty(&self) -> bool {
         self.ins_src.is_empty() && self.del_src.is_empty()
     }
@@ -78,10 +91,12 @@ impl Batch {
 }
 
 impl<'a> BatchView<'a> {
+    /// Number of insertions (upserts).
     pub fn num_insertions(&self) -> usize {
         self.ins_src.len()
     }
 
+    /// Number of deletions.
     pub fn num_deletions(&self) -> usize {
         self.del_src.len()
     }

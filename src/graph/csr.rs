@@ -280,10 +280,12 @@ impl Csr {
         self.k
     }
 
+    /// Row offsets: `n + 1` entries, `row_ptr[0] == 0`, non-decreasing, `row_ptr[n] == m`.
     pub fn row_ptr(&self) -> &[i32] {
         &self.row_ptr
     }
 
+    /// Head vertex of every edge (`m` entries in `[0, n)`), row by row.
     pub fn col_ind(&self) -> &[i32] {
         &self.col_ind
     }
