@@ -18,7 +18,9 @@ use std::sync::Arc;
 
 /// A result to bring up to date.
 pub enum ResultMut<'a> {
+    /// A single-objective tree.
     Sssp(&'a mut SsspResult),
+    /// A multi-objective result: its K trees, combined tree and path costs.
     Mosp(&'a mut MospResult),
 }
 

@@ -277,6 +277,7 @@ impl MospResult {
         Ok(())
     }
 
+    /// The source vertex of every tree.
     pub fn source(&self) -> usize {
         self.source
     }
@@ -291,6 +292,7 @@ impl MospResult {
         self.kg
     }
 
+    /// The preference vector the combined graph is weighted by.
     pub fn preferences(&self) -> &Preferences {
         &self.prefs
     }
@@ -300,6 +302,7 @@ impl MospResult {
         &self.trees[j]
     }
 
+    /// The K trees, objective `j` at index `j`.
     pub fn trees(&self) -> &[SsspResult] {
         &self.trees
     }
@@ -319,18 +322,22 @@ impl MospResult {
         &self.costs
     }
 
+    /// A snapshot of [`MospResult::combined_distances`] that later updates never change.
     pub fn combined_distances_snapshot(&self) -> Arc<Vec<i64>> {
         Arc::clone(&self.combined_dist)
     }
 
+    /// A snapshot of [`MospResult::combined_parents`] that later updates never change.
     pub fn combined_parents_snapshot(&self) -> Arc<Vec<i32>> {
         Arc::clone(&self.combined_parent)
     }
 
+    /// A snapshot of [`MospResult::path_costs`] that later updates never change.
     pub fn path_costs_snapshot(&self) -> Arc<Vec<i64>> {
         Arc::clone(&self.costs)
     }
 
+    /// Counters and times of the last combine step (building and solving the combined graph).
     pub fn combine_stats(&self) -> CombineStats {
         self.combine_stats
     }
@@ -340,6 +347,7 @@ impl MospResult {
         self.trees.iter().map(|t| t.stats).collect()
     }
 
+    /// The graph version this result belongs to ([`Graph::version`]).
     pub fn graph_version(&self) -> u64 {
         self.version
     }

@@ -53,6 +53,7 @@ impl Preferences {
         Ok(Preferences { prefs, scale })
     }
 
+    /// The K values, each at least 1.
     pub fn values(&self) -> &[u32] {
         &self.prefs
     }

@@ -26,11 +26,12 @@ pub enum Backend {
 /// How to build a [`Resources`] handle.
 #[derive(Debug, Clone)]
 pub struct ResourcesOptions {
+    /// The engine; [`Backend::Parallel`] by default.
     pub backend: Backend,
     /// Threads of the parallel engine; 0 means `OMP_NUM_THREADS` where it is set (its first
     /// value, as OpenMP reads it), else all cores. At most [`max_threads`].
     pub num_threads: usize,
-    /// CUDA device ordinal.
+    /// CUDA device ordinal (`>= 0`; used by [`Backend::Cuda`] only).
     pub device: i32,
 }
 
@@ -107,6 +108,11 @@ fn omp_threads(value: Option<&str>) -> Option<usize> {
 }
 
 impl Resources {
+    /// A handle for `opt.backend`: starts the parallel engine's threads, or opens the CUDA
+    /// device. Errors: [`Error::InvalidArgument`] for more than [`max_threads`] threads or a
+    /// negative device, [`Error::Resource`] when the system refuses a thread,
+    /// [`Error::NotSupported`] when CUDA is asked for but the driver, NVRTC or the device is
+    /// missing, [`Error::Cuda`] when the device fails to start.
     pub fn new(opt: &ResourcesOptions) -> Result<Self> {
         let mut cuda = None;
         let (threads, thread_pool) = match opt.backend {
@@ -169,6 +175,7 @@ impl Resources {
         })
     }
 
+    /// The engine this handle runs.
     pub fn backend(&self) -> Backend {
         self.inner.backend
     }

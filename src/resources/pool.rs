@@ -33,6 +33,8 @@ pub struct PoolCounters {
 /// How to size an idle workspace of one type.
 type BytesOf = fn(&(dyn Any + Send)) -> usize;
 
+/// Idle scratch workspaces of every type, shared by the clones of one [`crate::Resources`]
+/// handle; thread-safe.
 #[derive(Default)]
 pub struct WorkspacePool {
     idle: Mutex<HashMap<TypeId, Vec<Box<dyn Any + Send>>>>,
@@ -55,6 +57,7 @@ fn bytes_of<T: PooledWorkspace>(any: &(dyn Any + Send)) -> usize {
 }
 
 impl WorkspacePool {
+    /// An empty pool.
     pub fn new() -> Self {
         Self::default()
     }
@@ -123,6 +126,7 @@ impl WorkspacePool {
         drop(drained); // freed outside the lock
     }
 
+    /// The pool's counters since it was made.
     pub fn counters(&self) -> PoolCounters {
         PoolCounters {
             created: self.created.load(Ordering::Relaxed),

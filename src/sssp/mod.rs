@@ -392,10 +392,12 @@ impl SsspResult {
         })
     }
 
+    /// The source vertex (root) of the tree.
     pub fn source(&self) -> usize {
         self.source
     }
 
+    /// The objective (weight column) the tree is of, in `[0, K)`.
     pub fn objective(&self) -> usize {
         self.objective
     }

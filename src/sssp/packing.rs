@@ -83,6 +83,8 @@ impl Packing {
         (1u64 << self.bits) - 1
     }
 
+    /// The word of `distance` with `parent` (-1 for none) in the low bits; the distance alone
+    /// when parents are not packed. `distance` must be at most the packing's largest candidate.
     #[inline]
     pub fn pack(&self, distance: u64, parent: i32) -> u64 {
         if self.bits == 0 {

@@ -23,20 +23,24 @@ impl VertexList {
         }
     }
 
+    /// Entries appended since the last [`VertexList::clear`].
     #[inline]
     pub fn len(&self) -> usize {
         self.len.load(Ordering::Relaxed)
     }
 
+    /// True when nothing was appended since the last clear.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// Empties the list (the capacity stays).
     pub fn clear(&self) {
         self.len.store(0, Ordering::Relaxed);
     }
 
+    /// Entry `i`, for `i` below [`VertexList::len`] (beyond it, whatever the slot holds).
     #[inline]
     pub fn get(&self, i: usize) -> i32 {
         self.slots[i].load(Ordering::Relaxed)
@@ -53,6 +57,7 @@ impl VertexList {
         }
     }
 
+    /// Appends one vertex (one atomic add; [`Appender`] buffers many).
     pub fn push(&self, v: i32) {
         self.extend(&[v]);
     }
@@ -122,6 +127,7 @@ pub struct Appender<'a> {
 }
 
 impl<'a> Appender<'a> {
+    /// An empty buffer in front of `list`.
     pub fn new(list: &'a VertexList) -> Self {
         Appender {
             list,
@@ -130,6 +136,7 @@ impl<'a> Appender<'a> {
         }
     }
 
+    /// Buffers `v`, flushing the buffer first when it is full.
     #[inline]
     pub fn push(&mut self, v: i32) {
         if self.len == self.buf.len() {
@@ -139,6 +146,7 @@ impl<'a> Appender<'a> {
         self.len += 1;
     }
 
+    /// Appends the buffered vertices to the list.
     pub fn flush(&mut self) {
         self.list.extend(&self.buf[..self.len]);
         self.len = 0;
@@ -176,6 +184,7 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// An empty workspace; runs size it for their graph as they lease it.
     pub fn new() -> Self {
         Self::with_capacity(0)
     }
