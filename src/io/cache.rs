@@ -42,21 +42,27 @@ pub struct TextIdentity {
     pub mtimes_ns: [i64; 3],
     /// Devices, inodes and status-change times (ns) of RowPtr, ColInd, Values (the trailer's).
     pub devs: [u64; 3],
+    /// Inode numbers of RowPtr, ColInd, Values.
     pub inodes: [u64; 3],
+    /// Status-change times of RowPtr, ColInd, Values in ns since the Unix epoch.
     pub ctimes_ns: [i64; 3],
 }
 
 /// Where [`load_or_build`] got the graph from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
+    /// The binary cache: its checksum held and it was built from the current text.
     Cache,
+    /// The text triplet: the cache was missing, stale or damaged (and was rewritten).
     Text,
 }
 
 /// The result of [`load_or_build`]: the graph, its source, and a warning for the caller to show.
 #[derive(Debug, Clone)]
 pub struct Loaded {
+    /// The graph, validated.
     pub graph: CsrText,
+    /// Whether it came from the cache or from the text.
     pub source: Source,
     /// Set when the cache could not be (re)written; the graph is still valid.
     pub warning: Option<String>,

@@ -26,16 +26,21 @@ pub struct CasePaths<'a> {
 /// The inputs, read and checked.
 #[derive(Debug)]
 pub struct MospInputs {
+    /// The graph of the CSR triplet (or its cache), at version 0.
     pub graph: Graph,
+    /// The batch of `insert.txt` and `delete.txt`, checked against the graph.
     pub batch: Batch,
     /// Objectives used (K <= KG).
     pub k: usize,
+    /// The source vertex of the initial trees, in `[0, n)`.
     pub source: usize,
     /// The K initial trees (distances, parents).
     pub init: Vec<(Vec<i64>, Vec<i32>)>,
     /// Set when the cache could not be written (the graph is still valid).
     pub warning: Option<String>,
+    /// Nanoseconds spent reading and validating the graph.
     pub read_graph_ns: u64,
+    /// Nanoseconds spent reading the batch and the initial trees.
     pub read_changes_and_trees_ns: u64,
 }
 

@@ -34,9 +34,13 @@ pub struct ChangeOptions {
     pub changes: usize,
     /// Share of insertions in percent (Uniform and Targeted).
     pub insert_pct: f64,
+    /// How changes are picked.
     pub mode: ChangeMode,
+    /// Smallest weight drawn, at least 1.
     pub wmin: i32,
+    /// Largest weight drawn, at least `wmin`.
     pub wmax: i32,
+    /// Seed of the `mt19937` generator every draw comes from.
     pub seed: u32,
     /// Radius of the undirected BFS ball the changes are confined to; 0 = the whole graph.
     pub local_hops: usize,

@@ -13,9 +13,13 @@ use crate::error::{Error, Result};
 /// The arcs of one `.gr` file, in file order, with 0-based ids and raw (unchecked) weights.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DimacsArcs {
+    /// Vertex count: the header's n, or the largest id + 1 without a header.
     pub n: usize,
+    /// Tail of each arc, 0-based.
     pub tails: Vec<i32>,
+    /// Head of each arc, 0-based.
     pub heads: Vec<i32>,
+    /// Weight of each arc, as written (the range is checked when the objectives are combined).
     pub weights: Vec<i64>,
 }
 

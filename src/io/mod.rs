@@ -31,9 +31,14 @@ pub(crate) fn spawn_reader<'scope, T: Send + 'scope>(
 /// `k` is 0 when the Values file is empty (the caller then supplies K).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CsrText {
+    /// Vertex count.
     pub n: usize,
+    /// Weights per edge (objectives); 0 for an empty Values file.
     pub k: usize,
+    /// Row offsets, `n + 1` entries.
     pub row_ptr: Vec<i32>,
+    /// Head of every edge, row by row.
     pub col_ind: Vec<i32>,
+    /// Edge-major weights, `m * k` entries.
     pub weights: Vec<i32>,
 }

@@ -27,16 +27,24 @@ pub enum MtxWeights {
     /// rounded when a scale is given, else required to be an integer; it must land in
     /// [1, 2^31-1]. Objectives 1..K-1 are drawn as `widen` draws them. A duplicate entry keeps
     /// the first value.
-    File { scale: Option<f64> },
+    File {
+        /// Factor applied to each value before rounding; `None` = values must be integers.
+        scale: Option<f64>,
+    },
 }
 
 /// How to convert a Matrix Market file.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MtxOptions {
+    /// Objectives per edge, 1 to 32.
     pub k: usize,
+    /// Smallest drawn weight, at least 1.
     pub wmin: i32,
+    /// Largest drawn weight, at least `wmin`.
     pub wmax: i32,
+    /// Seed of the `mt19937` generator the weights are drawn from.
     pub seed: u32,
+    /// Where objective 0's weights come from.
     pub weights: MtxWeights,
 }
 

@@ -15,7 +15,9 @@ use std::path::{Path, PathBuf};
 pub struct MospArrays<'a> {
     /// (distances, parents) of objectives 0..K-1.
     pub trees: Vec<(&'a [i64], &'a [i32])>,
+    /// Combined-graph distances (units of 1/L).
     pub combined_distances: &'a [i64],
+    /// The MOSP tree's parents.
     pub combined_parents: &'a [i32],
     /// n x KG, vertex-major.
     pub path_costs: &'a [i64],
@@ -24,6 +26,7 @@ pub struct MospArrays<'a> {
 }
 
 impl<'a> MospArrays<'a> {
+    /// Borrows the arrays of an in-process result.
     pub fn of(m: &'a MospResult) -> Self {
         MospArrays {
             trees: m.trees().iter().map(|t| (t.distances(), t.parents())).collect(),

@@ -12,7 +12,9 @@ use crate::error::{Error, Result};
 /// Whether a row is a stage time or a counter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RowKind {
+    /// A stage's duration in milliseconds (`stage,<name>,<ms>`).
     Stage,
+    /// A count (`counter,<name>,<value>`).
     Counter,
 }
 
@@ -23,6 +25,7 @@ pub struct Timing {
 }
 
 impl Timing {
+    /// An empty record.
     pub fn new() -> Self {
         Self::default()
     }
