@@ -208,6 +208,7 @@ impl Device {
         })
     }
 
+    /// The device's primary context, shared by every handle of the device.
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
     }
@@ -233,6 +234,7 @@ impl Device {
         self.arch
     }
 
+    /// Streaming multiprocessors of the device (the cooperative grid is sized from them).
     pub fn multiprocessors(&self) -> i32 {
         self.multiprocessors
     }

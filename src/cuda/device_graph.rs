@@ -83,9 +83,11 @@ pub(crate) fn check_indexable(n: usize, slots: usize, k: usize) -> Result<()> {
 }
 
 impl DeviceGraph {
+    /// Number of vertices.
     pub fn n(&self) -> usize {
         self.n
     }
+    /// Number of edges.
     pub fn m(&self) -> usize {
         self.m
     }

@@ -30,25 +30,45 @@ pub const BLOCK_SIZE: u32 = 256;
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Control {
+    /// Entries of `candidates`: the invalidated vertices, then the insertion heads.
     pub list_count: i32,
+    /// Entries of `frontier`.
     pub frontier_count: i32,
+    /// Entries of the current near list.
     pub near_count: i32,
+    /// Entries of the next near list.
     pub next_count: i32,
+    /// Entries of the far pile.
     pub far_count: i32,
+    /// Entries of the far pile being re-split into.
     pub far2_count: i32,
+    /// Per pointer-jumping round, three rotating slots: nonzero while some vertex still jumps.
     pub active: [i32; 3],
+    /// Nonzero when an input distance is negative or above the bound (the run stops).
     pub overflow: i32,
+    /// Candidates that came from invalidation.
     pub invalidated: i32,
+    /// Pointer-jumping rounds run.
     pub rounds: i32,
+    /// Near-list rounds of the near-far search.
     pub iterations: i32,
+    /// Far-pile re-splits of the near-far search.
     pub epochs: i32,
+    /// The last stamp generation used (the next run starts above it).
     pub generation: i32,
+    /// Nonzero when pointer jumping did not converge: the input tree has a parent cycle.
     pub not_converged: i32,
+    /// Vertices whose distance or parent changed.
     pub affected: i32,
+    /// Padding, always 0.
     pub reserved: i32,
+    /// Blocks arrived at the current grid barrier.
     pub barrier_count: u32,
+    /// Grid barriers completed.
     pub barrier_generation: u32,
+    /// Vertices expanded by the near-far search.
     pub pushes: i64,
+    /// The smallest packed word of the list being reduced (`PACKED_INF` when none).
     pub minimum: u64,
 }
 
@@ -58,40 +78,75 @@ const _: () = assert!(std::mem::size_of::<Control>() == 96);
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Params {
+    /// Out-row bounds: row u is `[bounds[u * out_stride], bounds[u * out_stride + 1])`.
     pub out_bounds: u64,
+    /// Head of every out-edge slot.
     pub out_col: u64,
+    /// The objective's weight of every out-edge slot.
     pub out_w: u64,
+    /// In-row bounds, as `out_bounds`.
     pub in_bounds: u64,
+    /// Tail of every in-edge slot.
     pub in_tails: u64,
+    /// The objective's weight of every in-edge slot.
     pub in_w: u64,
+    /// Tails of the changed edges (`ChangeSet::from`).
     pub changed_from: u64,
+    /// Heads of the changed edges (`ChangeSet::to`).
     pub changed_to: u64,
+    /// Heads of the insertions (`ChangeSet::heads`).
     pub insert_heads: u64,
+    /// Distances, n i64: the old tree in, the new tree out.
     pub dist: u64,
+    /// Parents, n i32: the old tree in, the new tree out.
     pub parent: u64,
+    /// Packed (distance, parent) words, n u64.
     pub word: u64,
+    /// Per-vertex generation stamps that keep the lists duplicate-free, n i32.
     pub stamp: u64,
+    /// Per-vertex flag: on the far pile, n i32.
     pub in_far: u64,
+    /// Per-vertex flag: below a changed tree edge, n i32.
     pub flag: u64,
+    /// Pointer-jumping ancestors (old parents in distance-only mode), n i32.
     pub ancestor: u64,
+    /// Near list, n i32.
     pub list_a: u64,
+    /// Next near list, n i32.
     pub list_b: u64,
+    /// Far pile, n i32.
     pub far_a: u64,
+    /// Far pile re-split into, n i32.
     pub far_b: u64,
+    /// Vertices whose best in-edge is pulled, n i32.
     pub candidates: u64,
+    /// Vertices the near-far search starts from, n i32.
     pub frontier: u64,
+    /// The [`Control`] block.
     pub control: u64,
+    /// `(n - 1) * max_weight`: no tree distance is larger (the CUDA packing rule).
     pub max_distance: u64,
+    /// Bucket width of the near-far search, at least 1.
     pub delta: u64,
+    /// Vertices.
     pub n: i32,
+    /// The source vertex, in `[0, n)`.
     pub source: i32,
+    /// Entries of `changed_from` / `changed_to`.
     pub num_changed: i32,
+    /// Entries of `insert_heads`.
     pub num_heads: i32,
+    /// Parent field width; 0 = distance-only mode.
     pub bits: i32,
+    /// 1 for a static solve (the old tree is ignored), 0 for an update.
     pub from_scratch: i32,
+    /// Pointer-jumping rounds before the tree is declared cyclic ([`max_rounds`]).
     pub max_rounds: i32,
+    /// The stamp generation the run starts from (above every stamp the workspace holds).
     pub first_generation: i32,
+    /// 1: `out_bounds` is a row pointer of n + 1 entries; 2: (start, end) pairs.
     pub out_stride: i32,
+    /// As `out_stride`, for `in_bounds`.
     pub in_stride: i32,
 }
 
@@ -111,6 +166,8 @@ pub struct CudaPacking {
 }
 
 impl CudaPacking {
+    /// The packing for `n` vertices and weights up to `max_weight`; [`Error::Capacity`] when
+    /// `(n - 1) * max_weight` does not fit in 62 bits.
     pub fn choose(n: usize, max_weight: i64) -> Result<Self> {
         let (w, hops) = weight_and_hops(n, max_weight)?;
         let bound = w * hops;
@@ -343,6 +400,8 @@ impl CudaEngine {
         Self::from_device(Device::new(ordinal)?)
     }
 
+    /// The engine of an opened device: compiles (or takes from the cache) and loads the kernels;
+    /// [`Error::NotSupported`] when the persistent kernel cannot be resident on the device.
     pub fn from_device(device: Device) -> Result<Self> {
         let kernels = Kernels::new(&device)?;
         Ok(CudaEngine { device, kernels, owner: Default::default() })
@@ -375,6 +434,7 @@ impl CudaEngine {
         }
     }
 
+    /// The device handle (context and stream) the engine runs on.
     pub fn device(&self) -> &Device {
         &self.device
     }

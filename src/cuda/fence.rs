@@ -40,6 +40,7 @@ pub struct FencedSlot<F: Fence> {
 }
 
 impl<F: Fence> FencedSlot<F> {
+    /// A slot around `fence`, never recorded yet (the first lease waits for nothing).
     pub fn new(fence: F) -> Self {
         FencedSlot {
             fence,
@@ -79,6 +80,7 @@ impl<F: Fence> FencedSlot<F> {
         self.recorded_on
     }
 
+    /// The fence itself.
     pub fn fence(&self) -> &F {
         &self.fence
     }
@@ -93,6 +95,7 @@ pub struct Fenced<W: PooledWorkspace, F: Fence> {
 }
 
 impl<W: PooledWorkspace, F: Fence> Fenced<W, F> {
+    /// Guards `inner` with `fence`.
     pub fn new(inner: W, fence: F) -> Self {
         Fenced {
             slot: FencedSlot::new(fence),
@@ -115,10 +118,12 @@ impl<W: PooledWorkspace, F: Fence> Fenced<W, F> {
         self.slot.record(stream)
     }
 
+    /// The fence and the stream it was last recorded on.
     pub fn slot(&self) -> &FencedSlot<F> {
         &self.slot
     }
 
+    /// The guarded workspace, for reading outside a run (its size, in tests).
     pub fn get(&self) -> &W {
         self.inner
             .as_ref()
@@ -151,6 +156,7 @@ pub struct EventFence {
 unsafe impl Send for EventFence {}
 
 impl EventFence {
+    /// A timing-free event on `ctx`; [`crate::Error::Cuda`] when the driver refuses one.
     pub fn new(ctx: &Arc<CudaContext>) -> Result<Self> {
         use cudarc::driver::sys::CUevent_flags;
         guarded("event creation", || {

@@ -34,8 +34,9 @@ pub struct MirrorCounters {
     pub full_uploads: u64,
     /// Uploads of changed rows (one copy and one scatter each).
     pub row_uploads: u64,
-    /// The rows and slots those row uploads carried.
+    /// The rows those row uploads carried.
     pub rows_uploaded: u64,
+    /// The edge slots (with each row's room to grow) those row uploads carried.
     pub slots_uploaded: u64,
 }
 

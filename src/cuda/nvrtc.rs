@@ -18,6 +18,7 @@ use std::sync::{Arc, OnceLock};
 pub struct KernelSource {
     /// File name under `kernels/` (also the NVRTC program name in messages).
     pub name: &'static str,
+    /// The CUDA C++ source text, built into the library.
     pub source: &'static str,
     /// Kernels (extern "C" names) the file defines.
     pub functions: &'static [&'static str],
@@ -66,6 +67,7 @@ pub enum Output {
 /// A compiled kernel file.
 #[derive(Debug, Clone)]
 pub struct Compiled {
+    /// Whether `image` is PTX or a cubin.
     pub output: Output,
     /// PTX text (NUL-free) or cubin bytes.
     pub image: Vec<u8>,

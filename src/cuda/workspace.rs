@@ -41,10 +41,12 @@ impl<T: DeviceRepr + ValidAsZeroBits> DeviceBuffer<T> {
         Ok(true)
     }
 
+    /// The allocation (`None` before the first `ensure`).
     pub fn slice(&self) -> Option<&CudaSlice<T>> {
         self.slice.as_ref()
     }
 
+    /// The allocation, for copies into it (`None` before the first `ensure`).
     pub fn slice_mut(&mut self) -> Option<&mut CudaSlice<T>> {
         self.slice.as_mut()
     }
@@ -59,6 +61,7 @@ impl<T: DeviceRepr + ValidAsZeroBits> DeviceBuffer<T> {
         })
     }
 
+    /// Bytes allocated (0 before the first `ensure`).
     pub fn bytes(&self) -> usize {
         self.slice.as_ref().map_or(0, |s| s.num_bytes())
     }
