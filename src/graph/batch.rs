@@ -7,6 +7,25 @@
 use crate::error::{Error, Result};
 
 /// An owned change batch.
+///
+/// Deletions are applied first (each removes the first copy of its edge in the tail's row, if
+/// any), then insertions, which are upserts: the first copy of an existing edge takes the new
+/// weights (the last insertion of a pair wins), otherwise the edge is appended to its row.
+///
+/// ```
+/// use dyng::{Batch, ErrorKind};
+///
+/// let mut b = Batch::new(2);
+/// b.insert(0, 1, &[3, 4]); // upsert 0 -> 1 with weights (3, 4)
+/// b.delete(2, 0);
+/// assert_eq!((b.num_insertions(), b.num_deletions()), (1, 1));
+/// assert_eq!(b.ins_weights, [3, 4]);
+///
+/// // Checked against a graph's n and K when applied, or by hand:
+/// assert!(b.view().validate(3, 2).is_ok());
+/// let err = b.view().validate(2, 2).unwrap_err(); // vertex 2 is outside [0, 2)
+/// assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Batch {
     /// Weights per insertion (the graph's objective count).
@@ -24,6 +43,16 @@ pub struct Batch {
 }
 
 /// A borrowed change batch (same layout as [`Batch`]).
+///
+/// ```
+/// use dyng::BatchView;
+///
+/// // Arrays the caller already holds: insert 0 -> 1 (weight 7), delete 1 -> 2.
+/// let (src, dst, w) = ([0], [1], [7]);
+/// let view = BatchView { k: 1, ins_src: &src, ins_dst: &dst, ins_weights: &w, del_src: &[1], del_dst: &[2] };
+/// assert_eq!(view.insertion_weights(0), [7]);
+/// assert!(view.validate(3, 1).is_ok());
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct BatchView<'a> {
     /// Weights per insertion (the graph's objective count).

@@ -95,6 +95,31 @@ pub enum WeightLayout {
 
 impl Csr {
     /// Builds a graph from CSR arrays after checking every rule; names the first offending entry.
+    ///
+    /// `row_ptr` has `n + 1` non-decreasing entries from 0 to m, `col_ind` the m heads in
+    /// `[0, n)`, `weights` the `m * k` weights in `[1, 2^31-1]` laid out as `layout` says; K is
+    /// 1 to [`MAX_OBJECTIVES`]. A broken rule is [`Error::InvalidArgument`], n beyond 2^31-1
+    /// is [`Error::Capacity`].
+    ///
+    /// ```
+    /// use dyng::{Csr, ErrorKind, WeightLayout};
+    ///
+    /// // Row 0: 0 -> 1, 0 -> 2; row 1: 1 -> 2; row 2 empty. One objective.
+    /// let g = Csr::from_arrays(3, 1, vec![0, 2, 3, 3], vec![1, 2, 2], &[4, 9, 3], WeightLayout::ObjectiveMajor)?;
+    /// assert_eq!((g.n(), g.m()), (3, 3));
+    /// assert_eq!(g.row(0), 0..2);
+    /// assert_eq!(g.first_edge(0, 2), Some(1));
+    ///
+    /// // The arrays of the generators and the text readers, edge-major weights.
+    /// let t = dyng::io::graphgen::grid(3, 3, 2, 1, 9, 7)?;
+    /// let grid = Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor)?;
+    /// assert_eq!((grid.n(), grid.k()), (9, 2));
+    ///
+    /// // A head outside [0, n) is refused.
+    /// let err = Csr::from_arrays(2, 1, vec![0, 1, 1], vec![2], &[1], WeightLayout::EdgeMajor).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    /// # Ok::<(), dyng::Error>(())
+    /// ```
     pub fn from_arrays(
         n: usize,
         k: usize,
@@ -182,6 +207,25 @@ impl Csr {
     }
 
     /// Builds a graph from an edge list; edges keep their list order inside each source row.
+    ///
+    /// `src` and `dst` hold the m tails and heads in `[0, n)`, `weights_edge_major` the K
+    /// weights of each edge in turn (`[e*k + j]`), each in `[1, 2^31-1]`. Errors as
+    /// [`Csr::from_arrays`].
+    ///
+    /// ```
+    /// use dyng::{Csr, ErrorKind};
+    ///
+    /// // 0 -> 1 with weights (10, 1) and 0 -> 2 with (20, 2).
+    /// let g = Csr::from_edges(3, 2, &[0, 0], &[1, 2], &[10, 1, 20, 2])?;
+    /// assert_eq!((g.n(), g.m(), g.k()), (3, 2, 2));
+    /// assert_eq!(g.row_ptr(), [0, 2, 2, 2]);
+    /// assert_eq!(g.column(1), [1, 2]); // objective 1, edge by edge
+    ///
+    /// // Weights must be at least 1; the message names the edge and the objective.
+    /// let err = Csr::from_edges(3, 1, &[0], &[1], &[0]).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    /// # Ok::<(), dyng::Error>(())
+    /// ```
     pub fn from_edges(
         n: usize,
         k: usize,

@@ -75,7 +75,18 @@ impl Clone for Graph {
 }
 
 impl Graph {
-    /// Takes a validated CSR (its arrays become the graph's rows).
+    /// Takes a validated CSR (its arrays become the graph's rows); the graph starts at version 0
+    /// with a new identity.
+    ///
+    /// ```
+    /// use dyng::{Csr, Graph};
+    ///
+    /// let g = Graph::new(Csr::from_edges(3, 1, &[0, 1], &[1, 2], &[5, 7])?);
+    /// assert_eq!((g.n(), g.m(), g.k(), g.version()), (3, 2, 1, 0));
+    /// assert_eq!(g.max_weight(0), 7);
+    /// assert_eq!(g.to_csr().col_ind(), [1, 2]);
+    /// # Ok::<(), dyng::Error>(())
+    /// ```
     pub fn new(csr: Csr) -> Self {
         let (n, k) = (csr.n(), csr.k());
         let (row_ptr, col_ind, weights, facts) = csr.into_parts();
@@ -207,7 +218,27 @@ impl Graph {
 
     /// Applies a batch without updating any result (results of the old state become stale).
     /// Returns, per insertion, the bit mask of the objectives whose weight increased. A rejected
-    /// batch changes nothing.
+    /// batch ([`crate::Error::InvalidArgument`], or [`crate::Error::Capacity`] beyond 2^31-1
+    /// edges) changes nothing. To keep results up to date, apply it with [`crate::update()`].
+    ///
+    /// ```
+    /// use dyng::{update_one, Batch, Csr, ErrorKind, Graph, Resources, SsspOptions, SsspResult};
+    ///
+    /// let mut g = Graph::new(Csr::from_edges(3, 2, &[0, 1], &[1, 2], &[1, 1, 1, 1])?);
+    /// let res = Resources::sequential();
+    /// let mut tree = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default())?;
+    ///
+    /// let mut b = Batch::new(2);
+    /// b.insert(0, 1, &[1, 4]); // 0 -> 1 exists: objective 1 gets heavier
+    /// b.insert(0, 2, &[5, 5]); // a new edge
+    /// assert_eq!(g.apply(&b.view())?, [0b10, 0]);
+    /// assert_eq!((g.version(), g.m()), (1, 3));
+    ///
+    /// // The tree belongs to version 0: updating it now is refused.
+    /// let err = update_one(&res, &mut g, &Batch::new(2).view(), &mut tree).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::StaleResult);
+    /// # Ok::<(), dyng::Error>(())
+    /// ```
     pub fn apply(&mut self, batch: &BatchView<'_>) -> crate::Result<Vec<u64>> {
         self.apply_uncommitted(batch)?;
         self.commit();
