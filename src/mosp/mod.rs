@@ -108,6 +108,35 @@ pub(crate) fn check_trees(graph: &Graph, source: usize, trees: &[TreeFacts], pre
 
 impl MospResult {
     /// Computes the K trees from scratch and combines them.
+    ///
+    /// The combined graph holds the K trees' edges; an edge in the trees of the objectives `J`
+    /// weighs `L (K + 1) - sum over j in J of L / pref_j` (L = lcm of the preferences), so a
+    /// preference of 1 counts an objective most and larger values count it less. Its distances
+    /// are in units of 1/L. Errors: [`Error::InvalidArgument`] for a source outside `[0, n)`, a K
+    /// of 0 or above the graph's, or a bad preference vector ([`Preferences::new`]); then as
+    /// [`SsspResult::compute`].
+    ///
+    /// ```
+    /// use dyng::{Csr, Graph, MospOptions, MospResult, Resources};
+    ///
+    /// // Roads 0 -> 1, 0 -> 2, 1 -> 3, 2 -> 3 with (length, time).
+    /// let g = Graph::new(Csr::from_edges(4, 2, &[0, 0, 1, 2], &[1, 2, 3, 3], &[1, 5, 4, 1, 1, 5, 4, 1])?);
+    /// let res = Resources::sequential();
+    ///
+    /// // Time counts twice as much as length: 0 -> 2 -> 3, the fast way.
+    /// let opt = MospOptions { preferences: vec![2, 1], ..Default::default() };
+    /// let m = MospResult::compute(&res, &g, 0, &opt)?;
+    /// assert_eq!(m.path_to(3)?, [0, 2, 3]);
+    /// assert_eq!(m.path_costs()[3 * m.graph_k()..], [8, 2]); // its length and time
+    /// assert_eq!(m.preferences().scale(), 2);
+    /// assert_eq!(m.combined_distances()[3], 7); // 3.5 in units of 1/L = 1/2
+    /// assert_eq!(m.tree(0).path_to(3)?, [0, 1, 3]); // the shortest tree is kept too
+    ///
+    /// // Length counts most: 0 -> 1 -> 3.
+    /// let opt = MospOptions { preferences: vec![1, 2], ..Default::default() };
+    /// assert_eq!(MospResult::compute(&res, &g, 0, &opt)?.path_to(3)?, [0, 1, 3]);
+    /// # Ok::<(), dyng::Error>(())
+    /// ```
     pub fn compute(res: &Resources, graph: &Graph, source: usize, opt: &MospOptions) -> Result<Self> {
         check_source(graph, source)?;
         let k = resolve_k(graph, opt.k)?;
@@ -124,6 +153,25 @@ impl MospResult {
 
     /// Builds a MOSP result from K existing trees of objectives 0..K-1 (e.g. adopted with
     /// [`SsspResult::from_arrays`]) on the graph's current state.
+    ///
+    /// Tree `j` must be of objective `j` from `source` ([`Error::InvalidArgument`]) and of the
+    /// graph's current state ([`Error::StaleResult`]); `preferences` as for
+    /// [`MospOptions::preferences`].
+    ///
+    /// ```
+    /// use dyng::{Csr, Graph, MospResult, Resources, SsspOptions, SsspResult};
+    ///
+    /// let g = Graph::new(Csr::from_edges(3, 2, &[0, 0, 1], &[1, 2, 2], &[1, 9, 5, 1, 1, 9])?);
+    /// let opt = SsspOptions::default();
+    /// // Trees read from elsewhere: by objective 0 vertex 2 is reached through 1, by objective 1
+    /// // directly.
+    /// let t0 = SsspResult::from_arrays(&g, 0, 0, vec![0, 1, 2], vec![-1, 0, 1], false, &opt)?;
+    /// let t1 = SsspResult::from_arrays(&g, 0, 1, vec![0, 9, 1], vec![-1, 0, 0], false, &opt)?;
+    /// let m = MospResult::from_trees(&Resources::sequential(), &g, 0, vec![t0, t1], &[])?;
+    /// assert_eq!(m.k(), 2);
+    /// assert_eq!(m.combined_parents(), [-1, 0, 0]);
+    /// # Ok::<(), dyng::Error>(())
+    /// ```
     pub fn from_trees(
         res: &Resources,
         graph: &Graph,

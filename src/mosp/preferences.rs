@@ -25,7 +25,19 @@ fn gcd(a: u64, b: u64) -> u64 {
 
 impl Preferences {
     /// `prefs` empty means all ones. Otherwise it needs exactly `k` values >= 1 whose lcm is at
-    /// most 2^20.
+    /// most 2^20; anything else is [`Error::InvalidArgument`].
+    ///
+    /// ```
+    /// use dyng::Preferences;
+    ///
+    /// let p = Preferences::new(3, &[4, 1, 4])?;
+    /// assert_eq!(p.scale(), 4);
+    /// assert_eq!(p.terms(), [1, 4, 1]); // L / pref, what a tree's edge takes off its weight
+    /// assert_eq!(p.base(), 16); // L (K + 1), the weight of an edge no tree has
+    /// assert_eq!(Preferences::new(2, &[])?.values(), [1, 1]);
+    /// assert!(Preferences::new(2, &[1, 0]).is_err());
+    /// # Ok::<(), dyng::Error>(())
+    /// ```
     pub fn new(k: usize, prefs: &[u32]) -> Result<Self> {
         let prefs = if prefs.is_empty() {
             vec![1; k]

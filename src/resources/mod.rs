@@ -113,6 +113,22 @@ impl Resources {
     /// negative device, [`Error::Resource`] when the system refuses a thread,
     /// [`Error::NotSupported`] when CUDA is asked for but the driver, NVRTC or the device is
     /// missing, [`Error::Cuda`] when the device fails to start.
+    ///
+    /// ```
+    /// use dyng::{Backend, ErrorKind, Resources, ResourcesOptions};
+    ///
+    /// let res = Resources::new(&ResourcesOptions { num_threads: 2, ..Default::default() })?;
+    /// assert_eq!((res.backend(), res.threads()), (Backend::Parallel, 2));
+    /// // Clones share the thread pool and the workspace pool.
+    /// assert!(res.clone().same_as(&res));
+    ///
+    /// let seq = Resources::new(&ResourcesOptions { backend: Backend::Sequential, ..Default::default() })?;
+    /// assert_eq!(seq.threads(), 1);
+    ///
+    /// let too_many = ResourcesOptions { num_threads: dyng::resources::max_threads() + 1, ..Default::default() };
+    /// assert_eq!(Resources::new(&too_many).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    /// # Ok::<(), dyng::Error>(())
+    /// ```
     pub fn new(opt: &ResourcesOptions) -> Result<Self> {
         let mut cuda = None;
         let (threads, thread_pool) = match opt.backend {

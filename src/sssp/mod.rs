@@ -273,6 +273,28 @@ pub(crate) fn solve(res: &Resources, g: &Graph, j: usize, source: usize, delta: 
 
 impl SsspResult {
     /// Computes the tree of `objective` from `source` on the graph's current state.
+    ///
+    /// Errors: [`Error::InvalidArgument`] for a source outside `[0, n)`, an objective outside
+    /// `[0, K)` or a Delta below 1; [`Error::Capacity`] when `(n - 1)` times the largest weight
+    /// does not fit in 62 bits.
+    ///
+    /// ```
+    /// use dyng::{Csr, ErrorKind, Graph, Resources, SsspOptions, SsspResult, DISTANCE_INF};
+    ///
+    /// // 0 -> 1 (2), 1 -> 2 (2), 0 -> 2 (5); vertex 3 has no in-edge.
+    /// let g = Graph::new(Csr::from_edges(4, 1, &[0, 1, 0], &[1, 2, 2], &[2, 2, 5])?);
+    /// let res = Resources::parallel(2)?;
+    /// let opt = SsspOptions::default();
+    /// let tree = SsspResult::compute(&res, &g, 0, 0, &opt)?;
+    /// assert_eq!(tree.distances(), [0, 2, 4, DISTANCE_INF]);
+    /// assert_eq!(tree.parents(), [-1, 0, 1, -1]);
+    /// assert_eq!(tree.path_to(2)?, [0, 1, 2]);
+    /// assert!(tree.path_to(3)?.is_empty()); // unreachable
+    ///
+    /// let err = SsspResult::compute(&res, &g, 4, 0, &opt).unwrap_err();
+    /// assert_eq!(err.kind(), ErrorKind::InvalidArgument); // no vertex 4
+    /// # Ok::<(), dyng::Error>(())
+    /// ```
     pub fn compute(
         res: &Resources,
         graph: &Graph,
@@ -304,6 +326,40 @@ impl SsspResult {
     /// parents are first moved to lower-id tight in-neighbours (the originals' one-pass rule);
     /// without it, the given tie choices are kept where later updates do not touch them. The tree
     /// must be rooted at `source`, acyclic, consistent and optimal.
+    ///
+    /// `dist` and `parent` have n entries; a distance from `DISTANCE_INF / 2` on means
+    /// unreachable. A tree that breaks a rule is [`Error::InvalidArgument`] naming the vertex;
+    /// one that passes can be updated like a computed one.
+    ///
+    /// ```
+    /// use dyng::{update_one, Batch, Csr, ErrorKind, Graph, Resources, SsspOptions, SsspResult};
+    ///
+    /// // 0 -> 1 (1), 0 -> 2 (2), 1 -> 2 (1), 2 -> 3 (5), 0 -> 3 (9): vertex 2 has two tight
+    /// // parents, 0 and 1.
+    /// let g = Graph::new(Csr::from_edges(4, 1, &[0, 0, 1, 2, 0], &[1, 2, 2, 3, 3], &[1, 2, 1, 5, 9])?);
+    /// let opt = SsspOptions::default();
+    /// let dist = vec![0, 1, 2, 7];
+    ///
+    /// let kept = SsspResult::from_arrays(&g, 0, 0, dist.clone(), vec![-1, 0, 1, 2], false, &opt)?;
+    /// assert_eq!(kept.parents(), [-1, 0, 1, 2]);
+    /// assert!(!kept.is_canonical());
+    /// let canonical = SsspResult::from_arrays(&g, 0, 0, dist, vec![-1, 0, 1, 2], true, &opt)?;
+    /// assert_eq!(canonical.parents(), [-1, 0, 0, 2]); // the lowest-id tight parent
+    /// assert!(canonical.is_canonical());
+    ///
+    /// // Consistent but not optimal (0 -> 2 -> 3 is shorter than 9): refused.
+    /// let err = SsspResult::from_arrays(&g, 0, 0, vec![0, 1, 2, 9], vec![-1, 0, 0, 0], false, &opt);
+    /// assert_eq!(err.unwrap_err().kind(), ErrorKind::InvalidArgument);
+    ///
+    /// // An adopted tree is kept up to date like a computed one.
+    /// let (res, mut tree) = (Resources::sequential(), canonical);
+    /// let mut g = g;
+    /// let mut b = Batch::new(1);
+    /// b.delete(2, 3);
+    /// update_one(&res, &mut g, &b.view(), &mut tree)?;
+    /// assert_eq!(tree.distances()[3], 9);
+    /// # Ok::<(), dyng::Error>(())
+    /// ```
     pub fn from_arrays(
         graph: &Graph,
         source: usize,
