@@ -151,6 +151,42 @@ pub struct UpdateTimings {
 
 /// Applies `batch` to `graph` once and updates every result. Returns one stats record per result
 /// (a MOSP result's counters are summed over its K objectives).
+///
+/// Everything is checked before anything changes: a batch that breaks a rule
+/// ([`Error::InvalidArgument`]: a vertex outside `[0, n)`, a weight outside `[1, 2^31-1]`,
+/// arrays of different lengths, K not the graph's), a result of another graph or of an older
+/// state ([`Error::StaleResult`]) or a size limit ([`Error::Capacity`]) leaves the graph and
+/// every result as they were. A failure inside an engine (a device or internal error) leaves
+/// the graph as it was and the results it had begun to change refused as stale from then on.
+///
+/// ```
+/// use dyng::{update, Batch, Csr, ErrorKind, Graph, MospOptions, MospResult, Resources, SsspOptions, SsspResult};
+///
+/// let mut g = Graph::new(Csr::from_edges(3, 2, &[0, 1], &[1, 2], &[1, 1, 1, 1])?);
+/// let res = Resources::sequential();
+/// let mut tree = SsspResult::compute(&res, &g, 0, 1, &SsspOptions::default())?;
+/// let mut mosp = MospResult::compute(&res, &g, 0, &MospOptions::default())?;
+///
+/// // Vertex 7 does not exist: the batch is refused and nothing changes.
+/// let mut bad = Batch::new(2);
+/// bad.insert(0, 2, &[1, 1]);
+/// bad.delete(7, 0);
+/// let err = update(&res, &mut g, &bad.view(), &mut [(&mut tree).into(), (&mut mosp).into()]).unwrap_err();
+/// assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+/// assert_eq!(err.kind().code(), 2); // DYNG_ERR_INVALID_ARGUMENT in the C ABI
+/// assert_eq!((g.version(), g.m()), (0, 2));
+/// assert_eq!(tree.distances(), [0, 1, 2]);
+///
+/// // The same results take the corrected batch.
+/// let mut good = Batch::new(2);
+/// good.insert(0, 2, &[1, 1]);
+/// let stats = update(&res, &mut g, &good.view(), &mut [(&mut tree).into(), (&mut mosp).into()])?;
+/// assert_eq!(stats.len(), 2);
+/// assert_eq!(tree.distances(), [0, 1, 1]);
+/// assert_eq!(mosp.path_to(2)?, [0, 2]);
+/// assert_eq!((g.version(), tree.graph_version(), mosp.graph_version()), (1, 1, 1));
+/// # Ok::<(), dyng::Error>(())
+/// ```
 pub fn update(
     res: &Resources,
     graph: &mut Graph,
@@ -161,6 +197,22 @@ pub fn update(
 }
 
 /// [`update`], also reporting where the time went.
+///
+/// ```
+/// use dyng::{update_timed, Batch, Csr, Graph, Resources, SsspOptions, SsspResult};
+///
+/// let mut g = Graph::new(Csr::from_edges(2, 1, &[0], &[1], &[4])?);
+/// let res = Resources::sequential();
+/// let mut tree = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default())?;
+/// let mut b = Batch::new(1);
+/// b.insert(0, 1, &[2]); // 0 -> 1 gets lighter
+/// let (stats, timings) = update_timed(&res, &mut g, &b.view(), &mut [(&mut tree).into()])?;
+/// assert_eq!(tree.distances(), [0, 2]);
+/// assert_eq!(stats[0].affected, 1);
+/// // Nanoseconds of the apply, of the preparation and of the engine run.
+/// let _total_ns = timings.apply_ns + timings.prepare_ns + stats[0].elapsed_ns;
+/// # Ok::<(), dyng::Error>(())
+/// ```
 pub fn update_timed(
     res: &Resources,
     graph: &mut Graph,
@@ -403,7 +455,31 @@ impl Ctx<'_> {
     }
 }
 
-/// Convenience: update a single result.
+/// Convenience: update a single result (an [`SsspResult`] or a [`MospResult`]), as [`update`].
+///
+/// ```
+/// use dyng::{update_one, Batch, Csr, Graph, Resources, SsspOptions, SsspResult, WeightLayout};
+///
+/// // A 3 x 3 grid (vertex y * 3 + x), weights in [1, 9].
+/// let t = dyng::io::graphgen::grid(3, 3, 1, 1, 9, 42)?;
+/// let mut g = Graph::new(Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor)?);
+/// let res = Resources::sequential();
+/// let opt = SsspOptions::default();
+/// let mut tree = SsspResult::compute(&res, &g, 0, 0, &opt)?;
+///
+/// // Close 0 -> 1 and open a shortcut 0 -> 8 of weight 1.
+/// let mut b = Batch::new(1);
+/// b.delete(0, 1);
+/// b.insert(0, 8, &[1]);
+/// let stats = update_one(&res, &mut g, &b.view(), &mut tree)?;
+/// assert_eq!((tree.distances()[8], tree.parents()[8]), (1, 0));
+/// assert!(stats.affected >= 1);
+///
+/// // The updated tree is the one a recompute of the new state gives.
+/// let fresh = SsspResult::compute(&res, &g, 0, 0, &opt)?;
+/// assert_eq!((tree.distances(), tree.parents()), (fresh.distances(), fresh.parents()));
+/// # Ok::<(), dyng::Error>(())
+/// ```
 pub fn update_one<'a>(
     res: &Resources,
     graph: &mut Graph,
