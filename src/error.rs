@@ -138,6 +138,14 @@ impl ErrorKind {
     /// The kind's stable number: the C ABI's `DYNG_ERR_*` status of this kind, and the status a
     /// worker reply carries. (The C ABI's own conditions, a NULL argument, a busy handle and a
     /// caught panic, are codes of the boundary, not kinds.)
+    ///
+    /// ```
+    /// use dyng::ErrorKind;
+    ///
+    /// assert_eq!(ErrorKind::InvalidArgument.code(), 2); // DYNG_ERR_INVALID_ARGUMENT
+    /// assert_eq!(ErrorKind::from_code(3), Some(ErrorKind::StaleResult));
+    /// assert_eq!(ErrorKind::from_code(1), None); // DYNG_ERR_NULL_ARGUMENT: the C boundary's own
+    /// ```
     pub const fn code(self) -> i32 {
         match self {
             ErrorKind::InvalidArgument => 2,
