@@ -32,6 +32,8 @@ trap report_skips EXIT
 . scripts/setup.sh
 
 cargo test --release --all-targets
+# The examples in the API docs: `--all-targets` leaves doctests out.
+cargo test --release --doc
 # The worker's fault-injection matrix: a cargo feature that release builds refuse.
 cargo test --features fault-injection --test worker_faults
 # Broken intra-doc links and the like fail the suite rather than rot.
