@@ -1,0 +1,53 @@
+//! The Rust side of `bench/python/overhead.py`: one call of the Rust API, timed inside the
+//! extension, on the same objects the Python API works on, so that the benchmark can set the
+//! Python call beside the library call it wraps (interleaved, in one process).
+
+use crate::batch::PyBatch;
+use crate::errors::{invalid, invalid_f, FResult};
+use crate::graph::{GraphState, PyGraph};
+use crate::resources::{Context, PyResources};
+use crate::results::{PyMosp, PySssp, ResultState};
+use pyo3::prelude::*;
+use std::time::Instant;
+
+/// _time_rust_call(op, resources, graph, *, source=0, batch=None, result=None) -> int
+///
+/// Nanoseconds of one Rust API call: "sssp_compute" (objective 0 from `source`),
+/// "mosp_compute", "update" (`batch` on `graph` and `result`), "read_distances" (the distances
+/// snapshot of `result`, an SsspResult). In process only; for the overhead benchmark.
+#[pyfunction]
+#[pyo3(signature = (op, resources, graph, *, source = 0, batch = None, result = None))]
+pub fn _time_rust_call(
+    py: Python<'_>,
+    op: &str,
+    resources: &PyResources,
+    graph: &PyGraph,
+    source: usize,
+    batch: Option<&PyBatch>,
+    result: Option<&Bound<'_, PyAny>>,
+) -> PyResult<u64> {
+    let Context::Local(r) = &resources.ctx else { return Err(invalid("dyng: _time_rust_call: in-process resources only")) };
+    let cell = match result {
+        Some(x) => Some(if let Ok(s) = x.cast::<PySssp>() { s.get().cell.clone() } else { x.cast::<PyMosp>()?.get().cell.clone() }),
+        None => None,
+    };
+    let b = batch.map(|b| b.for_graph(graph.k)).transpose()?;
+    let gc = graph.cell.clone();
+    let op = op.to_string();
+    Ok(py.detach(move || -> FResult<u64> {
+        let mut g = gc.write();
+        let GraphState::Local(g) = &mut *g else { return Err(invalid_f("dyng: _time_rust_call: an in-process graph only")) };
+        let mut res = cell.as_ref().map(|c| c.write());
+        let view = b.as_ref().map(|b| b.view());
+        let t = Instant::now();
+        match (op.as_str(), res.as_deref_mut(), view) {
+            ("sssp_compute", _, _) => drop(dyng::SsspResult::compute(r, g, source, 0, &Default::default())?),
+            ("mosp_compute", _, _) => drop(dyng::MospResult::compute(r, g, source, &Default::default())?),
+            ("update", Some(ResultState::Sssp(s)), Some(v)) => drop(dyng::update_one(r, g, &v, s)?),
+            ("update", Some(ResultState::Mosp(m)), Some(v)) => drop(dyng::update_one(r, g, &v, m)?),
+            ("read_distances", Some(ResultState::Sssp(s)), _) => drop(std::hint::black_box(s.distances_snapshot())),
+            (other, _, _) => return Err(invalid_f(format!("dyng: _time_rust_call: {other:?} with these arguments is not an op"))),
+        }
+        Ok(t.elapsed().as_nanos() as u64)
+    })?)
+}
