@@ -1,10 +1,18 @@
 #!/usr/bin/env python3
-"""dyng from Python through ctypes: a graph from arrays, a MOSP result, a batch, an update, views.
+"""dyng's C ABI from Python through ctypes: a graph from arrays, a MOSP result, a batch, an
+update, views. (The `dyng` Python package, `pip install ./python`, is the way to use dyng from
+Python; this example shows the C library to other languages' bindings.)
 
-Usage: python3 dyng_ctypes.py [path/to/libdyng.so]   (default: $DYNG_LIB, else libdyng.so.0.1)
+Usage: python3 dyng_ctypes.py [path/to/libdyng.so]
+       (default: $DYNG_LIB, else the libdyng the loader finds, else libdyng.so.0.1)
 Prints the thesis example's updated distances and MOSP path costs and exits non-zero on a mismatch.
+
+The structs below mirror include/dyng.h. Each versioned struct starts with `struct_size`; before
+use, `check_layout` compares every struct the library returns by value with the size the library
+reports in it, so a struct that drifts from the header is an error here, not a short read there.
 """
 import ctypes as C
+import ctypes.util
 import os
 import sys
 
@@ -19,7 +27,7 @@ class ResourcesOptions(C.Structure):
     _fields_ = [("struct_size", C.c_size_t), ("backend", C.c_uint32), ("num_threads", C.c_size_t),
                 ("device", C.c_int32), ("stream", C.c_void_p), ("isolation", C.c_uint32),
                 ("worker_path", C.c_char_p), ("worker_start_timeout_ms", C.c_uint32),
-                ("worker_call_timeout_ms", C.c_uint32), ("profile", C.c_bool)]
+                ("worker_call_timeout_ms", C.c_uint32), ("profile", C.c_bool), ("worker_flags", C.c_uint64)]
 
 
 class Edges(C.Structure):
@@ -39,6 +47,39 @@ class UpdateStats(C.Structure):
                 ("packed_parents", C.c_bool), ("fallback_used", C.c_bool)]
 
 
+class SsspOptions(C.Structure):
+    _fields_ = [("struct_size", C.c_size_t), ("delta", C.c_int64), ("fallback", C.c_uint32)]
+
+
+class MospOptions(C.Structure):
+    _fields_ = [("struct_size", C.c_size_t), ("k", C.c_uint32), ("preferences", C.POINTER(C.c_uint32)),
+                ("num_preferences", C.c_size_t), ("delta", C.c_int64), ("fallback", C.c_uint32)]
+
+
+# The structs the library returns by value from a `_default()` function, which sets struct_size.
+DEFAULTS = {"dyng_resources_options_default": ResourcesOptions, "dyng_update_stats_default": UpdateStats,
+            "dyng_sssp_options_default": SsspOptions, "dyng_mosp_options_default": MospOptions}
+
+
+class _Returned(C.Structure):
+    # Room for any of the structs above: a struct this large is returned through a caller buffer
+    # (x86-64 and AArch64 alike), of which the library writes its own size only.
+    _fields_ = [("struct_size", C.c_size_t), ("rest", C.c_ubyte * 504)]
+
+
+def check_layout(lib):
+    """Raises unless each struct above has the size the library gives it."""
+    for func, cls in DEFAULTS.items():
+        f = getattr(lib, func)
+        f.restype = _Returned
+        f.argtypes = []
+        got = f().struct_size
+        if got != C.sizeof(cls):
+            raise RuntimeError(f"{cls.__name__} is {C.sizeof(cls)} bytes here but {got} in the library "
+                               f"({func}); update its _fields_ from include/dyng.h")
+        f.restype = cls
+
+
 def load(path):
     lib = C.CDLL(path)
     lib.dyng_version.restype = C.c_char_p
@@ -46,7 +87,7 @@ def load(path):
     lib.dyng_status_string.argtypes = [C.c_int32]
     lib.dyng_last_error_message.restype = C.c_size_t
     lib.dyng_last_error_message.argtypes = [C.c_char_p, C.c_size_t]
-    lib.dyng_resources_options_default.restype = ResourcesOptions
+    check_layout(lib)
     lib.dyng_resources_create.argtypes = [C.POINTER(ResourcesOptions), C.POINTER(C.c_void_p)]
     lib.dyng_graph_from_edges.argtypes = [C.c_void_p, C.POINTER(Edges), C.POINTER(C.c_void_p)]
     lib.dyng_mosp_compute.argtypes = [C.c_void_p, C.c_void_p, C.c_int32, C.c_void_p, C.POINTER(C.c_void_p)]
@@ -86,7 +127,8 @@ def view_values(lib, res, result, array, k):
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("DYNG_LIB", "libdyng.so.0.1")
+    path = (sys.argv[1] if len(sys.argv) > 1 else os.environ.get("DYNG_LIB")
+            or ctypes.util.find_library("dyng") or "libdyng.so.0.1")
     lib = load(path)
     print("dyng", lib.dyng_version().decode())
     opt = lib.dyng_resources_options_default()
@@ -103,7 +145,7 @@ def main():
         check(lib, lib.dyng_mosp_compute(res, g, 0, None, C.byref(m)), "dyng_mosp_compute")
         batch = Batch(C.sizeof(Batch), 2, arr(C.c_int32, [3, 1]), arr(C.c_int32, [5, 5]),
                       arr(C.c_int32, [10, 2, 12, 12, 1, 14]), 2, arr(C.c_int32, [1, 4]), arr(C.c_int32, [3, 1]))
-        stats = UpdateStats(struct_size=C.sizeof(UpdateStats))
+        stats = lib.dyng_update_stats_default()
         results = (C.c_void_p * 1)(m)
         check(lib, lib.dyng_update(res, g, C.byref(batch), results, 1, C.byref(stats)), "dyng_update")
         dist0 = view_values(lib, res, m, DYNG_ARRAY_DISTANCES, 0)
