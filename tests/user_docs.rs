@@ -15,7 +15,13 @@ fn read(rel: &str) -> String {
 
 /// The files a user of the installed library or the CLI reads.
 fn user_files() -> Vec<String> {
-    let mut files = vec!["include/dyng.h".to_string(), "docs/c-api.md".into(), "docs/formats.md".into()];
+    let mut files = vec![
+        "include/dyng.h".to_string(),
+        "docs/c-api.md".into(),
+        "docs/formats.md".into(),
+        "docs/python.md".into(),
+        "docs/scale-out.md".into(),
+    ];
     for e in std::fs::read_dir(root().join("examples-c")).unwrap() {
         let p = e.unwrap().path();
         if p.is_file() {
@@ -49,7 +55,7 @@ fn anchor(heading: &str) -> String {
 #[test]
 fn links_between_the_docs_lead_somewhere() {
     let mut checked = 0;
-    for doc in ["docs/c-api.md", "docs/formats.md", "docs/worker.md", "docs/architecture.md"] {
+    for doc in ["docs/c-api.md", "docs/formats.md", "docs/worker.md", "docs/architecture.md", "docs/python.md", "docs/scale-out.md"] {
         let text = read(doc);
         for (i, _) in text.match_indices("](") {
             let target = &text[i + 2..];
