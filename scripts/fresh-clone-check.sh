@@ -5,9 +5,12 @@
 #   1. "Run the main job" (cargo run --release -- demo): it needs the bundled data only;
 #   2. "The C library": install.sh, then the cmake/ctest line (the prefix /opt/dyng replaced by
 #      a temporary one);
-#   3. a digest-only golden group: without the corpus it is a recorded skip (DYNG_SKIP_LOG),
+#   3. "The Python package" (pip install ./python) into a new venv, then the installed package
+#      used as a user would: a MOSP result on the bundled data, in process and through the
+#      dyng-worker the wheel ships;
+#   4. a digest-only golden group: without the corpus it is a recorded skip (DYNG_SKIP_LOG),
 #      and with DYNG_REQUIRE=golden a failure;
-#   4. scripts/ffi-check.sh in the copy: staged install, CMake, pkg-config (rpath and static
+#   5. scripts/ffi-check.sh in the copy: staged install, CMake, pkg-config (rpath and static
 #      link), the installed CLI and worker isolation from the installed library, a moved and a
 #      multiarch install, Python, AddressSanitizer.
 # Also checks, in this tree, that `cargo package` has nothing to warn about and that the README's
@@ -67,6 +70,38 @@ c_library="$(readme_block "## The C library" | sed "s|/opt/dyng|$prefix|g")"
 echo "== README, the C library:"
 echo "$c_library"
 bash -euo pipefail -c "$c_library"
+
+python_package="$(readme_block "## The Python package")"
+[ -n "$python_package" ] || { echo "FAIL: no command under 'The Python package' in README.md" >&2; exit 1; }
+echo "== README, the Python package: $python_package"
+venv="$fresh/venv"
+rm -rf "$venv"
+python3 -m venv "$venv"
+(
+    . "$venv/bin/activate"
+    bash -euo pipefail -c "$python_package"
+    cd "$fresh"  # not the source tree: the installed package is the one used
+    python - "$copy/data/road-usroads.mtx" <<'PY'
+import sys
+from pathlib import Path
+import numpy as np
+import dyng
+worker = Path(dyng._dyng.__file__).parent / "dyng-worker"
+assert worker.is_file(), f"the installed package has no {worker}"
+g = dyng.Graph.read(sys.argv[1], k=2)
+indptr, indices, _ = g.to_csr()
+batch = dyng.Batch(deletions=([531], [int(indices[indptr[531]])]), k=2)
+costs = []
+for isolation in ("in-process", "worker"):
+    res = dyng.Resources("sequential", isolation=isolation)
+    graph = g if isolation == "in-process" else dyng.Graph.from_csr(*g.to_csr(), resources=res)
+    m = dyng.MospResult.compute(res, graph, 531)
+    dyng.update(res, graph, batch, [m])
+    costs.append(np.array(m.path_costs))
+assert np.array_equal(costs[0], costs[1]), "the worker's result differs from the in-process one"
+print(f"python package: OK (dyng {dyng.__version__}, worker {worker})")
+PY
+)
 
 # Without the golden corpus a digest-only group is a recorded skip, and a failure when required.
 echo "== a golden group without the corpus: a visible skip"

@@ -6,7 +6,8 @@
 #   - cbindgen 0.29.4 (the header generator the drift test pins): the one on PATH if it is that
 #     version, else `cargo install --locked` into $DYNG_TOOLS_DIR;
 #   - a Python venv at $DYNG_VENV with scripts/requirements-test.txt (the NVRTC wheel the kernel
-#     compilation check uses), reinstalled only when that file changes.
+#     compilation check uses; maturin, pytest, numpy, scipy, networkx, Dask and networkit for the
+#     Python package's tests), reinstalled only when that file changes.
 # Caches live under ${XDG_CACHE_HOME:-$HOME/.cache}: dyng-tools/ and dyng-venv/.
 
 dyng_cache="${XDG_CACHE_HOME:-$HOME/.cache}"

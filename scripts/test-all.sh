@@ -3,7 +3,7 @@
 # (scripts/setup.sh: system packages, the pinned cbindgen, a Python venv), then runs every Rust
 # test (unit, golden replay through the library and the CLI, properties, contracts, readers'
 # fuzz tests), the worker's fault-injection matrix, the API docs (rustdoc, warnings refused), the
-# NVRTC kernel compilation, a build and rehearsal of the GPU bundle, then the README's commands and the C library checks
+# Python package's tests (scripts/python-check.sh), the NVRTC kernel compilation, a build and rehearsal of the GPU bundle, then the README's commands and the C library checks
 # (scripts/ffi-check.sh) on a fresh copy of the tree (scripts/fresh-clone-check.sh). Run from
 # anywhere; exits non-zero on the first failure.
 #
@@ -38,6 +38,8 @@ cargo test --release --doc
 cargo test --features fault-injection --test worker_faults
 # Broken intra-doc links and the like fail the suite rather than rot.
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
+echo "== scripts/python-check.sh"
+bash scripts/python-check.sh
 echo "== scripts/nvrtc-check.sh"
 bash scripts/nvrtc-check.sh
 # It ran the kernel compilation with NVRTC required, which the first pass may have skipped.
