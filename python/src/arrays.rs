@@ -219,13 +219,23 @@ pub fn from_view<'py>(py: Python<'py>, v: WorkerView, cols: Option<usize>) -> Py
 }
 
 /// A new, writable numpy array that owns `v`.
-pub fn owned_i32(py: Python<'_>, v: Vec<i32>) -> Bound<'_, PyAny> {
+pub fn owned<T: Element>(py: Python<'_>, v: Vec<T>) -> Bound<'_, PyAny> {
     PyArray::from_vec(py, v).into_any()
 }
 
+/// A new, writable numpy int32 array that owns `v`.
+pub fn owned_i32(py: Python<'_>, v: Vec<i32>) -> Bound<'_, PyAny> {
+    owned(py, v)
+}
+
 /// A new, writable (rows, cols) numpy array that owns `v` (row-major).
-pub fn owned_i32_2d(py: Python<'_>, v: Vec<i32>, cols: usize) -> PyResult<Bound<'_, PyAny>> {
+pub fn owned_2d<T: Element>(py: Python<'_>, v: Vec<T>, cols: usize) -> PyResult<Bound<'_, PyAny>> {
     let rows = v.len().checked_div(cols).unwrap_or(0);
     let a = numpy::ndarray::Array2::from_shape_vec((rows, cols), v).map_err(|e| invalid(format!("dyng: array shape: {e}")))?;
     Ok(PyArray::from_owned_array(py, a).into_any())
+}
+
+/// A new, writable (rows, cols) numpy int32 array that owns `v` (row-major).
+pub fn owned_i32_2d(py: Python<'_>, v: Vec<i32>, cols: usize) -> PyResult<Bound<'_, PyAny>> {
+    owned_2d(py, v, cols)
 }

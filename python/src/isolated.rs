@@ -303,6 +303,16 @@ impl WorkerResult {
         Ok(view)
     }
 
+    /// A copy of `array` (`DYNG_ARRAY_*`) of tree `k` in new memory: `len` elements of the
+    /// array's type (`i64` for distances and path costs, `i32` for parents), no shared memory.
+    pub fn copy_array<T: Copy + Default>(&self, array: u32, k: u32, len: usize) -> CResult<Vec<T>> {
+        let mut out = vec![T::default(); len];
+        // SAFETY: live handles; `out` holds `len` writable elements of the type the caller
+        // names for `array` (the library checks `len` against the array's length).
+        check(unsafe { dyng_result_copy(self.res.ptr, self.ptr, array, k, out.as_mut_ptr() as *mut std::ffi::c_void, len) })?;
+        Ok(out)
+    }
+
     /// The path from the source to `target` in tree `k` (`DYNG_TREE_COMBINED`: the MOSP tree).
     pub fn path(&self, k: u32, target: i32) -> CResult<Vec<i32>> {
         let mut len = 0usize;

@@ -175,34 +175,68 @@ fn read<T: Send>(c: &ResultCell, py: Python<'_>, f: impl FnOnce(&ResultState) ->
     py.detach(move || f(&c.read_recursive()))
 }
 
-/// The arrays of a result as numpy arrays (zero-copy); `tree`: the objective (a MOSP tree's, or
-/// an SSSP result's own).
+/// A snapshot of one array of a result: the library's shared `Arc`, or a worker's view.
+enum Got {
+    I64(Arc<Vec<i64>>),
+    I32(Arc<Vec<i32>>),
+    View(crate::isolated::WorkerView),
+}
+
+/// Array `array` (`DYNG_ARRAY_*`) of `s`; `tree`: the objective (a MOSP tree's, or an SSSP
+/// result's own).
+fn snapshot(s: &ResultState, array: u32, tree: usize) -> FResult<Got> {
+    Ok(match s {
+        ResultState::Sssp(r) if array == DYNG_ARRAY_DISTANCES => Got::I64(r.distances_snapshot()),
+        ResultState::Sssp(r) => Got::I32(r.parents_snapshot()),
+        ResultState::Mosp(m) => match array {
+            DYNG_ARRAY_DISTANCES => Got::I64(m.tree(tree).distances_snapshot()),
+            DYNG_ARRAY_PARENTS => Got::I32(m.tree(tree).parents_snapshot()),
+            DYNG_ARRAY_COMBINED_DISTANCES => Got::I64(m.combined_distances_snapshot()),
+            DYNG_ARRAY_COMBINED_PARENTS => Got::I32(m.combined_parents_snapshot()),
+            _ => Got::I64(m.path_costs_snapshot()),
+        },
+        ResultState::Worker(w) => Got::View(w.view(array, tree as u32)?),
+    })
+}
+
+/// The arrays of a result as numpy arrays (zero-copy).
 fn tree_array<'py>(py: Python<'py>, c: &ResultCell, array: u32, tree: usize) -> PyResult<Bound<'py, PyAny>> {
-    enum Got {
-        I64(Arc<Vec<i64>>),
-        I32(Arc<Vec<i32>>),
-        View(crate::isolated::WorkerView),
-    }
-    let got = read(c, py, |s| -> FResult<Got> {
-        let dist = array == DYNG_ARRAY_DISTANCES;
-        Ok(match s {
-            ResultState::Sssp(r) if dist => Got::I64(r.distances_snapshot()),
-            ResultState::Sssp(r) => Got::I32(r.parents_snapshot()),
-            ResultState::Mosp(m) => match array {
-                DYNG_ARRAY_DISTANCES => Got::I64(m.tree(tree).distances_snapshot()),
-                DYNG_ARRAY_PARENTS => Got::I32(m.tree(tree).parents_snapshot()),
-                DYNG_ARRAY_COMBINED_DISTANCES => Got::I64(m.combined_distances_snapshot()),
-                DYNG_ARRAY_COMBINED_PARENTS => Got::I32(m.combined_parents_snapshot()),
-                _ => Got::I64(m.path_costs_snapshot()),
-            },
-            ResultState::Worker(w) => Got::View(w.view(array, tree as u32)?),
-        })
-    })?;
-    match got {
+    match read(c, py, |s| snapshot(s, array, tree))? {
         Got::I64(a) => arrays::from_i64(py, a, None),
         Got::I32(a) => arrays::from_i32(py, a),
         Got::View(v) => arrays::from_view(py, v, None),
     }
+}
+
+/// Copies of one array of `trees` (each the objective of a MOSP tree, or an SSSP result's own),
+/// end to end in new memory that holds no snapshot; `len`: the array's length (n, or n x KG for
+/// path costs). A worker's result is copied by the library without a shared-memory view.
+fn tree_copies<'py>(py: Python<'py>, c: &ResultCell, array: u32, trees: &[usize], len: usize) -> PyResult<Bound<'py, PyAny>> {
+    enum Owned {
+        I64(Vec<i64>),
+        I32(Vec<i32>),
+    }
+    let wide = matches!(array, DYNG_ARRAY_DISTANCES | DYNG_ARRAY_COMBINED_DISTANCES | DYNG_ARRAY_PATH_COSTS);
+    let trees = trees.to_vec();
+    let got = read(c, py, move |s| -> FResult<Owned> {
+        let (mut a64, mut a32) = (Vec::new(), Vec::new());
+        for &j in &trees {
+            match s {
+                ResultState::Worker(w) if wide => a64.extend(w.copy_array::<i64>(array, j as u32, len)?),
+                ResultState::Worker(w) => a32.extend(w.copy_array::<i32>(array, j as u32, len)?),
+                _ => match snapshot(s, array, j)? {
+                    Got::I64(a) => a64.extend_from_slice(&a),
+                    Got::I32(a) => a32.extend_from_slice(&a),
+                    Got::View(_) => unreachable!("only a worker's result has views"),
+                },
+            }
+        }
+        Ok(if wide { Owned::I64(a64) } else { Owned::I32(a32) })
+    })?;
+    Ok(match got {
+        Owned::I64(v) => arrays::owned(py, v),
+        Owned::I32(v) => arrays::owned(py, v),
+    })
 }
 
 fn stats_of(py: Python<'_>, c: &ResultCell) -> PyResult<PyStats> {
@@ -291,7 +325,7 @@ pub struct PyMosp {
     /// Objectives of the graph (KG): the columns of `path_costs`.
     #[pyo3(get)]
     graph_k: usize,
-    /// The preference vector (K values; empty for a worker's result given none).
+    /// The preference vector (K values).
     #[pyo3(get)]
     preferences: Vec<u32>,
 }
@@ -303,10 +337,24 @@ impl PySssp {
 }
 
 impl PyMosp {
-    fn of(py: Python<'_>, c: ResultCell, n: usize, source: usize, k: usize, graph_k: usize) -> Self {
+    /// Copies of one array of every tree ((K, n)), or of tree `objective` ((n,)).
+    fn trees_copy<'py>(&self, py: Python<'py>, array: u32, objective: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        match objective {
+            Some(j) => tree_copies(py, &self.cell, array, &[self::objective(j, self.k)?], self.n),
+            None => {
+                let all: Vec<usize> = (0..self.k).collect();
+                tree_copies(py, &self.cell, array, &all, self.n)?.call_method1("reshape", ((self.k, self.n),))
+            }
+        }
+    }
+
+    /// `given`: the preferences the caller passed (a worker's result does not report them;
+    /// none given means all ones).
+    fn of(py: Python<'_>, c: ResultCell, n: usize, source: usize, k: usize, graph_k: usize, given: &[u32]) -> Self {
         let preferences = read(&c, py, |s| match s {
             ResultState::Mosp(m) => m.preferences().values().to_vec(),
-            _ => Vec::new(),
+            _ if given.is_empty() => vec![1; k],
+            _ => given.to_vec(),
         });
         PyMosp { cell: c, n, source, k, graph_k, preferences }
     }
@@ -384,6 +432,17 @@ impl PySssp {
     #[getter]
     fn parents<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         tree_array(py, &self.cell, DYNG_ARRAY_PARENTS, self.objective)
+    }
+
+    /// A copy of the distances: a new, writable int64 array (n) that holds no snapshot (a
+    /// later update does not have to copy the result's memory for it).
+    fn distances_copy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        tree_copies(py, &self.cell, DYNG_ARRAY_DISTANCES, &[self.objective], self.n)
+    }
+
+    /// A copy of the parents: a new, writable int32 array (n) that holds no snapshot.
+    fn parents_copy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        tree_copies(py, &self.cell, DYNG_ARRAY_PARENTS, &[self.objective], self.n)
     }
 
     /// Counters of the last compute or update (`dyng.UpdateStats`).
@@ -544,6 +603,7 @@ impl PyMosp {
         let ctx = context(resources.get(), g)?;
         let s = vertex("source", source, g.n)?;
         let opt = MospOptions { k, preferences: preferences_of(preferences)?, delta: delta_of(delta)?, fallback: fallback_of(fallback)? };
+        let given = opt.preferences.clone();
         let gc = g.cell.clone();
         let state = py.detach(move || -> FResult<ResultState> {
             Ok(match (&*gc.read(), &ctx) {
@@ -557,7 +617,7 @@ impl PyMosp {
         })?;
         let c = cell(state);
         let (k, kg) = mosp_shape(py, &c)?;
-        Ok(Self::of(py, c, g.n, s, k, kg))
+        Ok(Self::of(py, c, g.n, s, k, kg, &given))
     }
 
     /// Combines K existing SSSP results of the graph's current state, one per objective
@@ -577,6 +637,7 @@ impl PyMosp {
         let ctx = context(resources.get(), g)?;
         let s = vertex("source", source, g.n)?;
         let prefs = preferences_of(preferences)?;
+        let given = prefs.clone();
         let cells: Vec<ResultCell> = trees.iter().map(|t| t.cell.clone()).collect();
         let gc = g.cell.clone();
         let state = py.detach(move || {
@@ -585,7 +646,7 @@ impl PyMosp {
         })?;
         let c = cell(state);
         let (k, kg) = mosp_shape(py, &c)?;
-        Ok(Self::of(py, c, g.n, s, k, kg))
+        Ok(Self::of(py, c, g.n, s, k, kg, &given))
     }
 
     /// Adopts K existing trees: `distances` and `parents` are (K, n) arrays, row j the tree of
@@ -619,6 +680,7 @@ impl PyMosp {
         }
         let (k, n) = (d.shape[0], d.shape[1]);
         let prefs = preferences_of(preferences)?;
+        let given = prefs.clone();
         let mut trees = Vec::with_capacity(k);
         for j in 0..k {
             let dj = d.values[j * n..(j + 1) * n].to_vec();
@@ -632,7 +694,7 @@ impl PyMosp {
         })?;
         let c = cell(state);
         let (k, kg) = mosp_shape(py, &c)?;
-        Ok(Self::of(py, c, g.n, s, k, kg))
+        Ok(Self::of(py, c, g.n, s, k, kg, &given))
     }
 
     /// The K trees' distances: a tuple of K zero-copy read-only int64 arrays.
@@ -665,6 +727,36 @@ impl PyMosp {
     #[getter]
     fn path_costs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let flat = tree_array(py, &self.cell, DYNG_ARRAY_PATH_COSTS, 0)?;
+        flat.call_method1("reshape", ((self.n, self.graph_k),))
+    }
+
+    /// Copies of the K trees' distances: a new, writable (K, n) int64 array (row j: objective j)
+    /// that holds no snapshot; with `objective`, that tree's only, as an (n,) array.
+    #[pyo3(signature = (objective = None))]
+    fn distances_copy<'py>(&self, py: Python<'py>, objective: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        self.trees_copy(py, DYNG_ARRAY_DISTANCES, objective)
+    }
+
+    /// Copies of the K trees' parents: a new, writable (K, n) int32 array; with `objective`, that
+    /// tree's only, as an (n,) array.
+    #[pyo3(signature = (objective = None))]
+    fn parents_copy<'py>(&self, py: Python<'py>, objective: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        self.trees_copy(py, DYNG_ARRAY_PARENTS, objective)
+    }
+
+    /// A copy of `combined_distances`: a new, writable int64 array (n) that holds no snapshot.
+    fn combined_distances_copy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        tree_copies(py, &self.cell, DYNG_ARRAY_COMBINED_DISTANCES, &[0], self.n)
+    }
+
+    /// A copy of `combined_parents`: a new, writable int32 array (n) that holds no snapshot.
+    fn combined_parents_copy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        tree_copies(py, &self.cell, DYNG_ARRAY_COMBINED_PARENTS, &[0], self.n)
+    }
+
+    /// A copy of `path_costs`: a new, writable (n, KG) int64 array that holds no snapshot.
+    fn path_costs_copy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let flat = tree_copies(py, &self.cell, DYNG_ARRAY_PATH_COSTS, &[0], self.n * self.graph_k)?;
         flat.call_method1("reshape", ((self.n, self.graph_k),))
     }
 

@@ -45,6 +45,8 @@ def test_results_equal_the_in_process_ones(seq):
         assert np.array_equal(a, b)
     assert np.array_equal(ml.path(17), mw.path(17)) and np.array_equal(tl.path(17), tw.path(17))
     assert gw.version == gl.version == 4 and mw.graph_version == 4
+    assert mw.preferences == ml.preferences == [1, 3]
+    assert dyng.MospResult.compute(wres, gw, 2).preferences == [1, 1]
     for a, b in zip(gl.to_csr(), gw.to_csr()):
         assert np.array_equal(a, b)
     # Adoption in the worker.

@@ -99,3 +99,40 @@ def test_copy_is_independent(seq):
     assert c.graph_version == 0 and t.graph_version == 1
     with pytest.raises(dyng.StaleResult):
         dyng.update(seq, g, dyng.Batch(k=K), [c])
+
+
+@pytest.mark.parametrize("isolation", ["in-process", "worker"])
+def test_copy_variants_own_their_memory(isolation):
+    res = dyng.Resources("sequential", isolation=isolation)
+    g, edges = graph_and_edges(res, seed=4)
+    t = dyng.SsspResult.compute(res, g, 0, 1)
+    m = dyng.MospResult.compute(res, g, 0, preferences=[1, 2])
+    pairs = [(t.distances_copy(), t.distances, np.int64), (t.parents_copy(), t.parents, np.int32),
+             (m.distances_copy(1), m.distances[1], np.int64), (m.parents_copy(0), m.parents[0], np.int32),
+             (m.distances_copy(), np.stack(m.distances), np.int64), (m.parents_copy(), np.stack(m.parents), np.int32),
+             (m.combined_distances_copy(), m.combined_distances, np.int64),
+             (m.combined_parents_copy(), m.combined_parents, np.int32), (m.path_costs_copy(), m.path_costs, np.int64)]
+    for copy, view, dtype in pairs:
+        assert copy.dtype == dtype and copy.shape == view.shape
+        assert np.array_equal(copy, view)
+        assert copy.flags.writeable and not np.shares_memory(copy, view)
+        assert type(base_of(copy)).__name__ != "_Snapshot"
+    assert m.distances_copy().shape == (K, N) and m.path_costs_copy().shape == (N, K)
+    with pytest.raises(dyng.InvalidArgument, match=r"objective 2 is outside \[0, K = 2\)"):
+        m.distances_copy(2)
+    kept = [c.copy() for c, _, _ in pairs]
+    dyng.update(res, g, random_batch(np.random.default_rng(6), N, edges, K, 200), [t, m])
+    for (c, _, _), before in zip(pairs, kept):
+        assert np.array_equal(c, before)
+
+
+def test_a_copy_holds_no_snapshot(seq):
+    """Holding only a copy, an update changes the result's memory in place (no copy made)."""
+    g, edges = graph_and_edges()
+    t = dyng.SsspResult.compute(seq, g, 0)
+    kept = t.distances_copy()
+    ptr = t.distances.__array_interface__["data"][0]
+    dyng.update(seq, g, random_batch(np.random.default_rng(10), N, edges, K, 50), [t])
+    assert t.distances.__array_interface__["data"][0] == ptr
+    kept[0] = 7  # writable, and nobody else's
+    assert t.distances[0] == 0
