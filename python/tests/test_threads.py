@@ -141,3 +141,42 @@ def test_an_update_among_computes(usroads_mtx, seq):
         states[v] = np.array(dyng.SsspResult.compute(seq, replay, 531).distances)
     for version, d in seen:
         assert np.array_equal(d, states[version]), version
+
+
+def test_two_computes_on_one_graph_overlap(big):
+    """Two threads computing on one graph at the same time: with a switch interval of 100 s the
+    second thread runs only while the first has released the GIL, so a compute that the second
+    starts and finishes while the first's is still running shows the two side by side. The first
+    runs a MOSP compute (two trees and their combination), the second one tree: a few tries allow
+    for the host's scheduling."""
+    res_a, res_b = dyng.Resources("sequential"), dyng.Resources("sequential")
+    old = sys.getswitchinterval()
+    overlapped = []
+    try:
+        for _ in range(5):
+            started, a_done, b_saw = threading.Event(), [False], []
+
+            def a():
+                sys.setswitchinterval(100.0)
+                started.set()
+                dyng.MospResult.compute(res_a, big, 531)
+                a_done[0] = True
+
+            def b():
+                started.wait()
+                assert not a_done[0]
+                dyng.SsspResult.compute(res_b, big, 7000)
+                b_saw.append(a_done[0])
+
+            threads = [threading.Thread(target=b), threading.Thread(target=a)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            sys.setswitchinterval(old)
+            overlapped.append(b_saw == [False])
+            if overlapped[-1]:
+                break
+    finally:
+        sys.setswitchinterval(old)
+    assert any(overlapped), f"no try ran the two computes side by side: {overlapped}"
