@@ -1,12 +1,15 @@
 """The package as a Python user meets it: names, stubs, docstrings, exceptions."""
 
 import ast
+import importlib.metadata
 import pickle
+import re
 from pathlib import Path
 
 import pytest
 
 import dyng
+from conftest import ROOT
 
 STUBS = Path(dyng.__file__).parent / "_dyng.pyi"
 
@@ -72,3 +75,20 @@ def test_reprs(seq):
     assert "invalidated=" in repr(t.stats) and t.stats.as_dict()["affected"] >= 0
     assert repr(dyng.Batch(deletions=([0], [1]))) == "<dyng.Batch insertions=0 deletions=1 k=any>"
     assert dyng.version() == dyng.__version__ == "0.1.0"
+
+
+def test_every_error_kind_has_its_class():
+    body = (ROOT / "src" / "error.rs").read_text().split("pub enum ErrorKind {", 1)[1].split("}", 1)[0]
+    kinds = re.findall(r"^\s*([A-Z]\w*),", body, re.M)
+    assert len(kinds) >= 12, kinds
+    for kind in kinds:
+        cls = getattr(dyng, kind)
+        assert issubclass(cls, dyng.DyngError) and cls.kind == kind and kind in dyng.__all__
+
+
+def test_one_abi3_wheel_for_cpython_3_9_on():
+    dist = importlib.metadata.distribution("dyng")
+    tags = [l.split(":", 1)[1].strip() for l in dist.read_text("WHEEL").splitlines() if l.startswith("Tag:")]
+    assert len(tags) == 1 and re.fullmatch(r"cp39-abi3-linux_\w+", tags[0]), tags
+    assert Path(dyng._dyng.__file__).name == "_dyng.abi3.so"
+    assert dist.metadata["Requires-Python"] == ">=3.9"
