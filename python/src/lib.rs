@@ -59,6 +59,7 @@ fn _dyng(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(read_tree, m)?)?;
     m.add_function(wrap_pyfunction!(bench::_time_rust_call, m)?)?;
+    m.add_function(wrap_pyfunction!(bench::_last_inner_ns, m)?)?;
     m.add("DISTANCE_INF", dyng::DISTANCE_INF)?;
     m.add("__version__", dyng_version_str())?;
     Ok(())

@@ -201,7 +201,7 @@ fn snapshot(s: &ResultState, array: u32, tree: usize) -> FResult<Got> {
 
 /// The arrays of a result as numpy arrays (zero-copy).
 fn tree_array<'py>(py: Python<'py>, c: &ResultCell, array: u32, tree: usize) -> PyResult<Bound<'py, PyAny>> {
-    match read(c, py, |s| snapshot(s, array, tree))? {
+    match read(c, py, |s| crate::bench::inner(|| snapshot(s, array, tree)))? {
         Got::I64(a) => arrays::from_i64(py, a, None),
         Got::I32(a) => arrays::from_i32(py, a),
         Got::View(v) => arrays::from_view(py, v, None),
@@ -385,7 +385,7 @@ impl PySssp {
         let gc = g.cell.clone();
         let state = py.detach(move || -> FResult<ResultState> {
             Ok(match (&*gc.read(), &ctx) {
-                (GraphState::Local(g), Context::Local(r)) => ResultState::Sssp(dyng::SsspResult::compute(r, g, s, j, &opt)?),
+                (GraphState::Local(g), Context::Local(r)) => ResultState::Sssp(crate::bench::inner(|| dyng::SsspResult::compute(r, g, s, j, &opt))?),
                 (GraphState::Worker(g), _) => ResultState::Worker(g.sssp_compute(s as i32, j as u32, opt.delta, fallback_code(opt.fallback))?),
                 (GraphState::Local(_), Context::Worker(_)) => unreachable!("context() pairs them"),
             })
@@ -607,7 +607,7 @@ impl PyMosp {
         let gc = g.cell.clone();
         let state = py.detach(move || -> FResult<ResultState> {
             Ok(match (&*gc.read(), &ctx) {
-                (GraphState::Local(g), Context::Local(r)) => ResultState::Mosp(dyng::MospResult::compute(r, g, s, &opt)?),
+                (GraphState::Local(g), Context::Local(r)) => ResultState::Mosp(crate::bench::inner(|| dyng::MospResult::compute(r, g, s, &opt))?),
                 (GraphState::Worker(g), _) => {
                     let k = opt.k.map(|k| u32::try_from(k).unwrap_or(u32::MAX));
                     ResultState::Worker(g.mosp_compute(s as i32, k, &opt.preferences, opt.delta, fallback_code(opt.fallback))?)

@@ -95,7 +95,7 @@ pub fn update(
                         ))),
                     })
                     .collect::<FResult<Vec<_>>>()?;
-                Ok(dyng::update(r, g, &b.view(), &mut list)?)
+                Ok(crate::bench::inner(|| dyng::update(r, g, &b.view(), &mut list))?)
             }
             (GraphState::Worker(g), _) => {
                 let mut list = guards
