@@ -348,6 +348,19 @@ impl PyMosp {
         }
     }
 
+    /// The MOSP result of K adopted or computed trees of `g` from `s` (`from_trees`, `from_arrays`).
+    fn combine(py: Python<'_>, g: &PyGraph, ctx: Context, s: usize, trees: Vec<ResultCell>, prefs: Vec<u32>) -> PyResult<Self> {
+        let given = prefs.clone();
+        let gc = g.cell.clone();
+        let state = py.detach(move || {
+            let graph = gc.read();
+            with_trees(&trees, |t| mosp_from_trees_state(&graph, &ctx, s, t, &prefs))
+        })?;
+        let c = cell(state);
+        let (k, kg) = mosp_shape(py, &c)?;
+        Ok(Self::of(py, c, g.n, s, k, kg, &given))
+    }
+
     /// `given`: the preferences the caller passed (a worker's result does not report them;
     /// none given means all ones).
     fn of(py: Python<'_>, c: ResultCell, n: usize, source: usize, k: usize, graph_k: usize, given: &[u32]) -> Self {
@@ -637,16 +650,8 @@ impl PyMosp {
         let ctx = context(resources.get(), g)?;
         let s = vertex("source", source, g.n)?;
         let prefs = preferences_of(preferences)?;
-        let given = prefs.clone();
         let cells: Vec<ResultCell> = trees.iter().map(|t| t.cell.clone()).collect();
-        let gc = g.cell.clone();
-        let state = py.detach(move || {
-            let graph = gc.read();
-            with_trees(&cells, |t| mosp_from_trees_state(&graph, &ctx, s, t, &prefs))
-        })?;
-        let c = cell(state);
-        let (k, kg) = mosp_shape(py, &c)?;
-        Ok(Self::of(py, c, g.n, s, k, kg, &given))
+        Self::combine(py, g, ctx, s, cells, prefs)
     }
 
     /// Adopts K existing trees: `distances` and `parents` are (K, n) arrays, row j the tree of
@@ -680,30 +685,22 @@ impl PyMosp {
         }
         let (k, n) = (d.shape[0], d.shape[1]);
         let prefs = preferences_of(preferences)?;
-        let given = prefs.clone();
         let mut trees = Vec::with_capacity(k);
         for j in 0..k {
             let dj = d.values[j * n..(j + 1) * n].to_vec();
             let pj = p.values[j * n..(j + 1) * n].to_vec();
             trees.push(cell(adopt(py, g, &ctx, s, j, dj, pj, canonicalize, delta, fallback)?));
         }
-        let gc = g.cell.clone();
-        let state = py.detach(move || {
-            let graph = gc.read();
-            with_trees(&trees, |t| mosp_from_trees_state(&graph, &ctx, s, t, &prefs))
-        })?;
-        let c = cell(state);
-        let (k, kg) = mosp_shape(py, &c)?;
-        Ok(Self::of(py, c, g.n, s, k, kg, &given))
+        Self::combine(py, g, ctx, s, trees, prefs)
     }
 
-    /// The K trees' distances: a tuple of K zero-copy read-only int64 arrays.
+    /// The K trees' distances: a list of K zero-copy read-only int64 arrays.
     #[getter]
     fn distances<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         (0..self.k).map(|j| tree_array(py, &self.cell, DYNG_ARRAY_DISTANCES, j)).collect()
     }
 
-    /// The K trees' parents: a tuple of K zero-copy read-only int32 arrays.
+    /// The K trees' parents: a list of K zero-copy read-only int32 arrays.
     #[getter]
     fn parents<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         (0..self.k).map(|j| tree_array(py, &self.cell, DYNG_ARRAY_PARENTS, j)).collect()
