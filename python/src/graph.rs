@@ -162,9 +162,9 @@ impl PyGraph {
 
     /// A graph from a networkx graph: vertex i is `nodelist[i]` (default `list(G)`), and the K
     /// weights of an edge are its attributes named in `weights` (e.g. ["length", "time"]; a
-    /// string for K = 1). An undirected graph gives both directions of each edge; a multigraph
-    /// gives each of its edges. An edge without one of the attributes, or with a non-integer
-    /// value, is refused, naming it.
+    /// string for K = 1). An undirected graph gives both directions of each edge (a self-loop
+    /// once); a multigraph gives each of its edges. An edge without one of the attributes, or
+    /// with a non-integer value, is refused, naming it.
     #[staticmethod]
     #[pyo3(signature = (G, weights, *, nodelist = None, resources = None))]
     #[allow(non_snake_case)]

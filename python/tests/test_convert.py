@@ -58,6 +58,8 @@ def test_from_networkx(edges):
     U.add_edge("a", "b", length=3)
     u = dyng.Graph.from_networkx(U, "length")
     assert (u.n, u.m, u.k) == (2, 2, 1)
+    U.add_edge("b", "b", length=4)
+    assert dyng.Graph.from_networkx(U, "length").m == 3
     U.add_edge("b", "c")
     with pytest.raises(dyng.InvalidArgument, match=r"edge \('b', 'c'\) has no attribute 'length'"):
         dyng.Graph.from_networkx(U, "length")

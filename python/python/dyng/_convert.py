@@ -46,7 +46,8 @@ def scipy_arrays(matrices):
 
 
 def networkx_edges(G, weights, nodelist=None):
-    """(src, dst, weights (m, K), n) of a networkx graph, vertex i being nodelist[i]."""
+    """(src, dst, weights (m, K), n) of a networkx graph, vertex i being nodelist[i]; an
+    undirected edge gives both directions, an undirected self-loop one edge."""
     names = [weights] if isinstance(weights, str) else list(weights)
     if not names:
         raise InvalidArgument("dyng: from_networkx: weights names no edge attribute")
@@ -72,7 +73,7 @@ def networkx_edges(G, weights, nodelist=None):
         src.append(index[u])
         dst.append(index[v])
         w.append(row)
-        if not directed:
+        if not directed and u != v:  # an undirected self-loop is one edge
             src.append(index[v])
             dst.append(index[u])
             w.append(row)
