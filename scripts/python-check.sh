@@ -15,6 +15,9 @@ export PATH="$DYNG_VENV/bin:$PATH"
 
 echo "== pip install ./python (into $DYNG_VENV)"
 "$py" -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall ./python
+# The ctypes example's tests load target/release/libdyng.so, which `cargo test` does not make.
+echo "== cargo build --release --lib (libdyng.so, for the ctypes example)"
+cargo build --release --locked --lib --quiet
 echo "== pytest python/tests"
 # From a folder without the package's source, so that the installed package is the one tested.
 (cd python/tests && "$py" -m pytest -q -rs -p no:cacheprovider .)
