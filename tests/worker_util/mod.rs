@@ -199,8 +199,14 @@ pub fn assert_nothing_outlives_host(host: u32, workers: &[u32], what: &str) {
     // Both conditions share the 1 s: an exiting worker stops showing its environment (its memory
     // is released) a moment before it stops being a live member of its session, so one look at
     // the sessions right after the workers vanished could still see it.
+    // A replacement worker the host started after `workers` was read is not among them, and it
+    // stops showing its environment before its fds close: the memfds share the 1 s too.
     let sessions_empty = || workers.iter().all(|w| session_members(*w).is_empty());
-    while (!workers_of(host).is_empty() || !sessions_empty()) && died.elapsed() < Duration::from_secs(1) {
+    let blocks_gone = || {
+        memfd_holders(&format!("dyng:h{host}:")).is_empty()
+            && workers.iter().all(|w| memfd_holders(&format!("dyng:w{w}:")).is_empty())
+    };
+    while (!workers_of(host).is_empty() || !sessions_empty() || !blocks_gone()) && died.elapsed() < Duration::from_secs(1) {
         std::thread::sleep(Duration::from_millis(5));
     }
     let left = workers_of(host);
