@@ -5,7 +5,7 @@
 //! point then returns [`Error::NotSupported`](crate::Error::NotSupported) naming the missing
 //! library, and [`available`] is false.
 //!
-//! Rust API (not yet wired into `Resources`/`update`):
+//! Rust API (what a CUDA `Resources` handle runs through `update` and the static solves):
 //! - [`CudaEngine::new`]`(ordinal)`: context, stream, compiled modules, grid size.
 //! - [`CudaEngine::mirror`]: the [`DeviceGraph`] mirror of a resident [`Graph`](crate::Graph),
 //!   kept with the graph and brought up to date by uploading the rows each batch changed

@@ -550,8 +550,8 @@ impl fast::Sink for Columns {
 
 /// Reads the triplet straight into a [`Csr`]: the weights into objective-major columns as they
 /// are read, and no second check of what the reading checked (what [`read_csr_triplet`] and
-/// `Csr::from_arrays` do in two steps, whose transposition and checks took 85 ms of a 360 ms read
-/// of the 1000^2 grid). `k` gives K for a graph without edges. It accepts the same files and
+/// `Csr::from_arrays` do in two steps, whose transposition and checks were a quarter of the
+/// read). `k` gives K for a graph without edges. It accepts the same files and
 /// reports the same errors as those two steps: a file its fast path does not take is read by
 /// them.
 pub fn read_csr(prefix: &Path, k: Option<usize>) -> Result<Csr> {

@@ -4,8 +4,7 @@
 //! The combined graph depends on the K parent arrays only, vertex by vertex: v's in-edges are its
 //! distinct parents among the trees. An update of the trees that changes the parents of a few
 //! vertices (a local batch on the 1000^2 grid: 3-5 % of them) changes only those vertices'
-//! in-edges, and the out-rows of their old and new parents; rebuilding it all took 26-30 ms of
-//! such an update.
+//! in-edges, and the out-rows of their old and new parents, where a rebuild would pay for all.
 //!
 //! Layout:
 //! - **In-slots**, K per vertex (`v * K + j`): tree j's parent of v with the combined weight of

@@ -19,7 +19,7 @@ use crate::DISTANCE_INF;
 /// costs are known, then adding the edges' weights down the walked path. Graphs whose ids follow
 /// their geometry (road networks, grids) find most parents already known and next to the vertex
 /// in memory; a breadth-first walk from the source, which visited the ids in wavefronts, waited
-/// on a cache miss per array at every vertex (57 ms on the 1000^2 grid, K = 3).
+/// on a cache miss per array at every vertex.
 ///
 /// A parallel executor takes chunks of ids on every thread. A walk that meets a vertex another
 /// thread is writing, or has not reached yet, walks on past it and writes it too: both write

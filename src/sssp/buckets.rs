@@ -264,8 +264,7 @@ impl<'w> Ring<'w> {
 /// vertex queued at its current word's distance; the expanded ones are final and counted in
 /// `stats`). With `track`, as near-far: every vertex whose word it lowers is flagged touched and
 /// listed in `candidates`.
-// Kept out of line: inlined into `near_far` (which it became once the near-far search had a module
-// of its own), it executed 6 % more instructions (callgrind, usroads local 50K at one thread).
+// Kept out of line: inlined into `near_far` it executes more instructions.
 #[inline(never)]
 pub(super) fn bucket_search<E: Exec>(
     run: &Run<'_, E>,

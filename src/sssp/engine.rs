@@ -198,7 +198,7 @@ pub(crate) fn update<'i, E: Exec>(
         let mut roots_listed = false;
         // A small batch is walked exactly at once (`quick`: its invalidation's generation and
         // count), without the sample: its roots' subtrees are most often a few vertices, where
-        // the sample's walks up the tree cost thousands of steps (usroads: 0.1-0.4 ms). A walk
+        // the sample's walks up the tree cost thousands of steps. A walk
         // that passes the cap falls back to the sample, having cost no more than it would.
         let mut quick: Option<(i32, usize)> = None;
         // The vertices a quick walk found the repair to search: at most its invalidated ones and
@@ -258,8 +258,8 @@ pub(crate) fn update<'i, E: Exec>(
                 may_recompute = predicted || !p.informative;
                 if predicted && !a.exact_count {
                     // The walk that would count the invalidated vertices exactly costs up to half
-                    // a recompute when both sides of the cut are large (usroads safe1k: 54K
-                    // vertices invalidated, 75K valid); the sampled estimate stands in for it.
+                    // a recompute when both sides of the cut are large; the sampled estimate
+                    // stands in for it.
                     stats.invalidated = p.invalidated;
                     return Ok(recompute(&mut stats, &mut gens, dist, parent, true));
                 }
@@ -267,11 +267,8 @@ pub(crate) fn update<'i, E: Exec>(
         }
         // Where the sample has chosen to repair, the search's way is chosen before the walk,
         // so that a walk whose search will run on one member runs on the calling thread too
-        // (see below). In a slow phase of the host, where the choice takes one member, the
-        // walk handed to the pool cost more than inline: usroads local 50K at 2 threads,
-        // rounds of the two binaries interleaved, 60 each: invalidation 1.66 -> 1.15 ms,
-        // update 0.88-0.91x; in a fast phase within 3 % either way. (Session 10 tried asking
-        // before every walk, min of 7 rounds, and saw no gain.)
+        // (see below): handed to the pool, such a walk cost more than inline. Asking before
+        // every walk gained nothing (docs/performance.md, "Tried and not kept").
         let early = (!may_recompute).then(|| {
             let solo = exec.solo(SearchKind::Repair, n, run.out.edges, quick_work);
             exec.loops_inline(solo);
@@ -439,7 +436,7 @@ fn pack_old_tree<E: Exec>(
     let p = run.packing;
     let n = dist.len() as i64;
     // One pass over every vertex: zipped slices (no per-array bounds checks) and one branch for
-    // the common case, a valid finite word (callgrind: 41 -> 29 instructions per vertex).
+    // the common case, a valid finite word.
     run.exec.for_chunks(dist.len(), GRAIN_VERTICES, |r| {
         let mut cand = Appender::new(&ws.candidates);
         let rows = dist[r.clone()].iter().zip(&parent[r.clone()]);
@@ -572,9 +569,8 @@ fn unpack_touched<E: Exec>(
         let end = r.end;
         for i in r {
             // The list is in the order the walk and the search found the vertices, random in
-            // memory: each entry's four lines are asked for ahead (usroads local 50K at 2
-            // threads, 34K vertices in the walk's order: 0.55 -> 0.31 ms in a slow phase of the
-            // host; in id order, as one thread lists them, no change).
+            // memory: each entry's four lines are asked for ahead (in id order, as one thread
+            // lists them, this changes nothing).
             if i + AHEAD < end {
                 let u = ws.candidates.get(i + AHEAD) as usize;
                 prefetch(&ws.state[u]);

@@ -90,8 +90,8 @@ impl Team<'_> {
 /// A member spinning on the CPU of the member it waits for keeps that CPU from it until its spins
 /// run out, at every barrier, and the scheduler may take milliseconds to move one of them (the
 /// balancer does not move a thread that ran a moment ago). Rayon's broadcast from a caller that
-/// then blocked woke both members of 2-thread teams onto one CPU in most searches: usroads local
-/// 50K at 2 threads, 12 of 21 updates took 8-9 ms longer than the 4 ms of the others. So each
+/// then blocked woke both members of 2-thread teams onto one CPU in most searches (figures in
+/// docs/performance.md, "What the engine does"). So each
 /// member notes its CPU at every barrier and, when another member was last seen on it, yields at
 /// once; the team also starts on the calling thread (see [`Parallel::team`]).
 pub(crate) struct SpinBarrier {
@@ -241,10 +241,8 @@ pub(crate) struct Parallel<'p> {
 
 /// Graphs smaller than this run their near-far search on one member: starting a team costs a
 /// wake-up of the pool, more than a tiny graph's whole search. Narrow rounds of larger graphs run
-/// solo inside the team (`near_far::SOLO_BELOW`), so a team no longer loses on mid-sized
-/// graphs: bremen (40K vertices) at 2 threads, teams from 64K against from 4K vertices (one
-/// binary each, alternating, minimum of 7): safe 50K 2.94 -> 1.90 ms, unsafe 10K 1.59 -> 1.09,
-/// safe 100 1.36 -> 1.18, local 1K 1.11 -> 1.06.
+/// solo inside the team (`near_far::SOLO_BELOW`), so a team no longer loses on mid-sized graphs
+/// such as bremen (40K vertices).
 pub(crate) const TEAM_MIN_VERTICES: usize = 1 << 12;
 
 /// Loops shorter than this run inline on the calling worker thread.
@@ -275,11 +273,8 @@ impl Parallel<'_> {
     }
 
     /// Runs `f` over `0..len` in chunks of `grain`, claimed from one cursor by the calling thread
-    /// and the pool's threads (`on_caller_and_pool`). Handed to the pool by rayon's `install`,
-    /// a loop ran at one thread's speed in about half the calls: usroads' path costs (K = 3,
-    /// 129K vertices) at 2 threads, 30 MOSP computes each way, interleaved, two runs: median
-    /// 6.7-7.1 ms (quartiles 4.2-7.6) handed over, 3.9 ms (3.7-4.0) with the caller taking part;
-    /// the MOSP compute 43.5-44.7 -> 40.1-40.4 ms.
+    /// and the pool's threads (`on_caller_and_pool`). Handed to the pool by rayon's `install`
+    /// from a caller that then blocked, a loop ran at one thread's speed in about half the calls.
     fn chunks<F: Fn(Range<usize>) + Sync>(&self, len: usize, grain: usize, f: F) {
         let grain = grain.max(1);
         let cursor = AtomicUsize::new(0);
@@ -398,10 +393,7 @@ impl Exec for Parallel<'_> {
         let barrier = SpinBarrier::new(size);
         // The calling thread is member 0 and wakes size - 1 pool threads: a broadcast to all
         // pool threads from a caller that then blocked woke both members of a 2-thread team onto
-        // one CPU in most searches (see `SpinBarrier`). Measured at 2 threads, medians of 21
-        // updates (broadcast and a barrier that always spins -> this): usroads local 50K 12.6 ->
-        // 4.8 ms, safe 1K 9.7 -> 3.8 in a slower phase of the host, bremen safe 50K 4.9 -> 2.1;
-        // grid local 10K within 5 %.
+        // one CPU in most searches (see `SpinBarrier`).
         self.on_caller_and_pool(size, |tid| f(&Team { tid, barrier: Some(&barrier) }));
     }
 }

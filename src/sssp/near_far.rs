@@ -147,8 +147,7 @@ struct TeamShared {
 
 /// Near lists shorter than this are relaxed by member 0 alone, round after round without
 /// barriers, while the other members wait at one: two barriers per round cost more than a short
-/// round (bremen, 40K vertices: 600 rounds of about 80 vertices, 1.2 us more per round at two
-/// members than at one).
+/// round.
 const SOLO_BELOW: usize = 4 * GRAIN_LIST;
 
 /// Member 0's rounds while the near list stays below [`SOLO_BELOW`] (and is not empty): the team

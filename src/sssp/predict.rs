@@ -9,8 +9,8 @@
 //! paths (see [`sample`]).
 //!
 //! Marking costs one random access per change, sampling a few thousand path steps. For a batch
-//! with many changes per vertex the marking dominates (a 50K-change batch on bremen's 40K vertices:
-//! 0.3 ms of marking against a 1.3 ms static solve), so such a batch is first judged on an evenly
+//! with many changes per vertex the marking dominates (on bremen a 50K-change batch's marking is
+//! a quarter of a static solve), so such a batch is first judged on an evenly
 //! strided subset of its changes: the vertices below a subset's roots and heads are a subset of
 //! those below all of them, so a subset that already reaches the share decides for the whole
 //! batch. Only a batch that the subset does not decide is marked in full and sampled again.
@@ -116,7 +116,7 @@ fn judge(q: &Question<'_>, gens: &mut Generations, stride: usize, samples: usize
     let marks = Verdicts::new(q.ws, gens, q.source);
     let m = mark(q, [marks.0[3], marks.0[4], marks.0[5]], stride);
     // With the largest distance known, the shortcut rule costs a pass over the insertions and a
-    // walk up from a tail or two, against 0.1-0.2 ms for the sample's walks on usroads, and a
+    // walk up from a tail or two, far less than the sample's walks, and a
     // batch it decides needs no sample (the bench's 100-change fallbacks on usroads and bremen
     // are all shortcuts): it goes first. Otherwise the sample goes first, as the largest
     // distance the sample meets may spare the rule its pass over every distance.
@@ -175,14 +175,14 @@ struct Marked {
 /// `invalidated`); the heads only until the distinct roots and improving heads reach `enough`.
 /// With every change examined (`stride` 1) the distinct roots are also listed in `candidates`,
 /// so that a repair's invalidation walk starts from them without a second pass over the changed
-/// edges (usroads local 50K, 23K changed edges and 6,093 roots: that pass took 0.12 ms).
+/// edges.
 fn mark(q: &Question<'_>, pre: [i32; 3], stride: usize) -> Marked {
     let Question { ws, changes: c, dist, parent, enough, .. } = *q;
     let [pre_root, pre_head, pre_both] = pre;
     let mut distinct_roots = 0;
     let mut examined = 0;
-    // Ranges, not zipped slices, are strided: `step_by` over a `Zip` walks element by element
-    // (usroads, 10K changes: 230 us against 60 us for the whole marking).
+    // Ranges, not zipped slices, are strided: `step_by` over a `Zip` walks element by element,
+    // which cost several times the whole marking.
     let to = &c.to[..c.from.len()];
     ws.candidates.clear();
     let mut listed = (stride == 1).then(|| Appender::new(&ws.candidates));
@@ -248,8 +248,7 @@ struct Sampled {
 
 /// Walks the sample climbs at once. A walk is a chain of dependent loads (each parent read
 /// gives the next address), one cache miss per step on a cold tree; independent walks stepped
-/// in turn let the CPU overlap their misses. On usroads the 32-64 walks of a sample were
-/// 3-4.5K steps of 25-85 ns each, the first a 389-vertex path from the source.
+/// in turn let the CPU overlap their misses.
 const LANES: usize = 8;
 
 /// Up to `samples` reachable vertices, spread over the ids by a multiplicative hash, walk
@@ -257,11 +256,8 @@ const LANES: usize = 8;
 /// path is then resolved (below a root, else below a head or not) and stamped with one of the
 /// verdicts `marks[0..3]`, so later samples stop where earlier ones passed and each vertex is
 /// resolved at most once, reading two arrays per step. A walk ends at the first root it meets:
-/// below a root a vertex is invalidated and must be searched whatever lies above (the
-/// samples of the bench's usroads batches took 5-20 % fewer steps: the walks join the paths of
-/// earlier samples early anyway). Cost: the union of the
-/// sampled paths, a few thousand vertices on the bench's graphs (0.03 ms on bremen, 0.06 ms on
-/// usroads); sampling stops once the walks have passed n/16 vertices, and once half the samples
+/// below a root a vertex is invalidated and must be searched whatever lies above. Cost: the
+/// union of the sampled paths, a few thousand vertices on the bench's graphs; sampling stops once the walks have passed n/16 vertices, and once half the samples
 /// are taken and `need` of them are affected: the share over all of them would reach
 /// `need / PREDICT_SAMPLES` whatever the rest found.
 ///
@@ -448,10 +444,9 @@ impl Verdicts {
 /// The shortcut rule, checked before any walk: some insertion `u -> v` lowers `v`'s distance by
 /// more than `share` of the largest old distance, from a tail `u` that keeps its distance (below
 /// no root: every root is marked when this runs). Such a shortcut reroutes much more than `v`'s
-/// old subtree, which is all the sample sees. Checked before the walk, it saves the walk: grid
-/// safe 1K spent 3 ms of a 95 ms update walking before the rule recomputed. `deepest`, the
+/// old subtree, which is all the sample sees. Checked before the walk, it saves the walk. `deepest`, the
 /// largest distance the sample met, bounds the largest from below: a batch whose drops stay
-/// under `share` of it needs no pass over every distance (1 ms on the 1000^2 grid).
+/// under `share` of it needs no pass over every distance.
 fn is_shortcut(q: &Question<'_>, marks: &Verdicts, share: f64, deepest: i64) -> bool {
     let Some(best) = drops(q.changes, q.dist).map(|(_, d)| d).max() else { return false };
     if best <= 0 || best as f64 <= share * deepest as f64 {

@@ -4,15 +4,12 @@
 //!
 //! A near-far team pays two barriers per round, each about a core-to-core round trip, and a
 //! member whose CPU is taken away stops the whole team. On a shared host both move within
-//! minutes (see docs/performance.md, "The machine"): a static solve of usroads at 2 threads took
-//! 4.3 ms against 5.7 at one thread, 7.0 against 5.6 while another process kept the second CPU
-//! busy, and 10 against 5.4 in the bench's slow phase. The one-member bucket queue pays for
-//! none of it. So each resources handle keeps, per graph shape and kind of search, a recent best
+//! minutes (see docs/performance.md, "The machine"), so that a team is faster than one thread in
+//! some minutes and slower in others. The one-member bucket queue pays for none of it. So each resources handle keeps, per graph shape and kind of search, a recent best
 //! time per vertex of either way, and runs the faster one (one member only when clearly faster,
 //! [`SOLO_MARGIN`]); one search in [`PROBE_EVERY`] runs the other way, to notice when the host
 //! changes. The trees are the same either way (the engines are bit-identical); only the
-//! schedule-dependent counters differ. For repairs of usroads local 10K at 2 threads with the
-//! second CPU busy this took 4.4 to 3.3 ms (one thread: 3.2).
+//! schedule-dependent counters differ.
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
@@ -103,8 +100,7 @@ impl TeamChoice {
     /// True when the next search of `kind` on a graph of `n` vertices and `m` edges runs on one
     /// member. `work`: the vertices the search is known to touch at most, where known: below
     /// [`MIN_WORK`], too few to be timed for the choice, it runs on one member (a team's wake-up
-    /// costs more than such a search: a one-change repair on the 500^2 grid took 0.2 ms as a team
-    /// against 0.02 on one member).
+    /// costs more than such a search).
     pub(crate) fn solo(&self, kind: SearchKind, n: usize, m: usize, work: Option<usize>) -> bool {
         match self.forced.load(Relaxed) {
             1 => return false,

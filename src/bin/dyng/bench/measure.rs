@@ -173,20 +173,11 @@ fn measure_case(res: &Resources, base: &Base, batch: &Batch, source: usize, runs
         // then the batch applied into the pool's graph arrays. The timed regions then start
         // from the same state, so the ratio is the update's against the recompute's alone.
         // Where the graph was allocated and what ran just before moves a solve by more than
-        // the 5 % the target allows: usroads at 2 threads took 8 or 15 ms by where its graph
-        // was allocated, and with a plain clone of the updated graph (the protocol of sessions
-        // 5-7, which leaves the copy in the caches) bremen's fallback solves ran up to 24 %
-        // slower than the recompute, for the same expansions (9 of its 12 cases above 1.05,
-        // against 1 of 12 with this prelude; medians of 9 runs, one protocol after the other).
-        // The Dijkstra baseline runs on a copy of its own, made by the same prelude, so that
-        // each of the three timed regions starts right after an apply. Right after a
-        // graph-sized copy every solve runs slower for a while (grid 1000^2, 2 threads: a
-        // static solve took 47 ms instead of 39 right after the copy, 37 ms 200 ms later),
-        // and until session 9 the baseline ran on the recompute's copy, before or after it by
-        // turns: in the runs where it went first it read the whole graph into the cache for
-        // the recompute, which the update never had (usroads unsafe 50K, 1 thread: recompute
-        // 5.0-5.5 ms after the baseline, 6.0-8.2 ms before it, the update 6.1-7.7 ms either
-        // way; update/recompute 1.11-1.12 in two full runs).
+        // the 5 % the target allows (a plain clone of the updated graph left the copy in the
+        // caches and favoured the recompute). The Dijkstra baseline runs on a copy of its own,
+        // made by the same prelude, so that each of the three timed regions starts right after
+        // an apply and none reads the graph into the cache for another (figures in
+        // docs/performance.md, "The protocol").
         let prelude = || -> dyng::Result<(Graph, MospResult)> {
             let (mut copy, held) = base.fresh(res, source)?;
             dyng::update(res, &mut copy, &batch.view(), &mut [])?;
