@@ -9,6 +9,7 @@
 use crate::error::{Error, Result};
 use crate::graph::{BatchView, Graph};
 use crate::mosp::MospResult;
+use crate::resources::device::Prepared;
 use crate::resources::{PooledWorkspace, Resources};
 use crate::sssp::engine;
 use crate::sssp::run::Changes;
@@ -283,14 +284,11 @@ fn update_results(
     let n = graph.n();
     // What the engines read besides the graph's rows: the CUDA engine the graph's device mirror,
     // brought up to date once for all results (the rows the batch changed).
-    let device = match res.cuda() {
-        Some(cuda) => Some(cuda.mirror(graph, true)?),
-        None => None,
-    };
+    let device = res.device().prepare(graph)?;
     let mut lists = res.workspaces().lease(ChangedLists::default);
     let mut ws = lease_workspace(res, n);
     let had_in_rows = graph.has_in_rows();
-    let ctx = Ctx { res, graph, device: device.as_deref(), batch, masks: graph.increase_masks(), facts, original_m, in_rows_ns: std::cell::Cell::new(0) };
+    let ctx = Ctx { res, graph, device: &device, batch, masks: graph.increase_masks(), facts, original_m, in_rows_ns: std::cell::Cell::new(0) };
     timings.prepare_ns = clock.elapsed().as_nanos() as u64;
     let mut all_stats = Vec::with_capacity(results.len());
     for r in results.iter_mut() {
@@ -363,7 +361,7 @@ impl ChangedLists {
 struct Ctx<'a> {
     res: &'a Resources,
     graph: &'a Graph,
-    device: Option<&'a crate::cuda::DeviceGraph>,
+    device: &'a Prepared<'a>,
     batch: &'a BatchView<'a>,
     masks: &'a [u64],
     facts: &'a [Option<ObjectiveFacts>],
@@ -399,49 +397,40 @@ impl Ctx<'_> {
         let in_rows_before = self.in_rows_ns.get();
         let dist = Arc::make_mut(&mut t.dist);
         let parent = Arc::make_mut(&mut t.parent);
-        let (stats, solved) = match (self.device, self.res.cuda()) {
-            (Some(dg), Some(cuda)) => {
-                let set = crate::cuda::ChangeSet {
-                    from: changes.from,
-                    to: changes.to,
-                    heads: changes.heads,
-                };
-                // The device engine does not track the largest distance.
-                t.largest = None;
-                (cuda.sssp_update(self.res.workspaces(), dg, j, set, t.source, delta, f.max_weight, dist, parent)?, None)
-            }
-            (Some(_), None) | (None, Some(_)) => {
-                return Err(Error::Internal("a device graph without a CUDA engine".into()))
-            }
-            (None, None) => {
-                let rows = self.graph.rows();
-                let in_rows = || {
-                    let clock = std::time::Instant::now();
-                    let made = self.graph.has_in_rows();
-                    let v = view(&self.graph.in_rows(), j);
-                    if !made {
-                        self.in_rows_ns.set(self.in_rows_ns.get() + clock.elapsed().as_nanos() as u64);
-                    }
-                    v
-                };
-                let policy = t.fallback.policy(n, t.canonical, t.static_pushes, t.delta.is_none().then(|| graph_delta(self.graph, j)));
-                with_exec!(self.res, |e| engine::update(
-                    e,
-                    view(&rows, j),
-                    in_rows,
-                    changes,
-                    t.source,
-                    delta,
-                    f.max_weight,
-                    policy,
-                    engine::OldTree::Trusted,
-                    ws,
-                    dist,
-                    parent,
-                    &mut t.largest
-                ))?
-            }
+        let set = crate::cuda::ChangeSet {
+            from: changes.from,
+            to: changes.to,
+            heads: changes.heads,
         };
+        let tree = (&mut dist[..], &mut parent[..], &mut t.largest);
+        let (stats, solved) = self.device.update(self.res, j, set, t.source, delta, f.max_weight, tree, |(dist, parent, largest)| {
+            let rows = self.graph.rows();
+            let in_rows = || {
+                let clock = std::time::Instant::now();
+                let made = self.graph.has_in_rows();
+                let v = view(&self.graph.in_rows(), j);
+                if !made {
+                    self.in_rows_ns.set(self.in_rows_ns.get() + clock.elapsed().as_nanos() as u64);
+                }
+                v
+            };
+            let policy = t.fallback.policy(n, t.canonical, t.static_pushes, t.delta.is_none().then(|| graph_delta(self.graph, j)));
+            with_exec!(self.res, |e| engine::update(
+                e,
+                view(&rows, j),
+                in_rows,
+                changes,
+                t.source,
+                delta,
+                f.max_weight,
+                policy,
+                engine::OldTree::Trusted,
+                ws,
+                dist,
+                parent,
+                largest
+            ))
+        })?;
         if solved.is_some() {
             t.static_pushes = solved;
         }

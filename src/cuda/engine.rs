@@ -15,7 +15,6 @@ use super::nvrtc::{self, KernelSource, Output};
 use super::workspace::{DeviceBuffer, DeviceWorkspace};
 use crate::error::{Error, Result};
 use crate::graph::Csr;
-use crate::mosp::{CombineStats, Preferences};
 use crate::resources::pool::WorkspacePool;
 use crate::resources::PooledWorkspace;
 use crate::sssp::engine::{check_changes, check_parents, check_run_args as check_args};
@@ -374,6 +373,17 @@ impl PooledWorkspace for DeviceCombineWorkspace {
     }
 }
 
+/// What [`CudaEngine::combined`] built and solved.
+#[derive(Debug, Clone, Copy)]
+pub struct CombinedSolve {
+    /// Edges of the combined graph.
+    pub edges: usize,
+    /// The combined search's Delta (its own default).
+    pub delta: i64,
+    /// Counters of the static solve on the combined graph.
+    pub search: UpdateStats,
+}
+
 /// The CUDA engine of one device and stream.
 pub struct CudaEngine {
     device: Device,
@@ -632,20 +642,24 @@ impl CudaEngine {
     }
 
     /// Builds the combined graph of `parents` (K arrays of n) on the device and solves it from
-    /// `source` into `dist`/`parent` (the MOSP tree, distances in units of 1/L).
+    /// `source` into `dist`/`parent` (the MOSP tree, distances in units of 1/L). `terms` (one per
+    /// tree) and `base` are a preference vector's (`Preferences::terms`, `Preferences::base`): an
+    /// edge weighs `base` less the terms of the trees that contain it.
+    #[allow(clippy::too_many_arguments)]
     pub fn combined(
         &self,
         pool: &WorkspacePool,
         parents: &[&[i32]],
         source: usize,
-        prefs: &Preferences,
+        terms: &[i64],
+        base: i64,
         dist: &mut [i64],
         parent: &mut [i32],
-    ) -> Result<CombineStats> {
+    ) -> Result<CombinedSolve> {
         let n = dist.len();
         let k = parents.len();
-        if prefs.values().len() != k {
-            return Err(Error::invalid(format!("dyng: {} preferences for {k} trees", prefs.values().len())));
+        if terms.len() != k {
+            return Err(Error::invalid(format!("dyng: {} preferences for {k} trees", terms.len())));
         }
         if let Some(t) = parents.iter().position(|p| p.len() != n) {
             return Err(Error::invalid(format!("dyng: tree {t} has {} parents, want n = {n}", parents[t].len())));
@@ -655,14 +669,12 @@ impl CudaEngine {
             return Err(Error::Capacity(format!("dyng: n x K = {n} x {k} edges exceed 32-bit offsets")));
         }
         let stream = self.device.stream().clone();
-        let terms = prefs.terms();
-        let base = prefs.base();
         let flat: Vec<i32> = parents.iter().flat_map(|p| p.iter().copied()).collect();
         let lease_fence = EventFence::new(self.device.context())?;
         let mut lease = pool.lease(move || Fenced::new(DeviceCombineWorkspace::default(), lease_fence));
         let (cw, _) = lease.begin(&stream)?;
         let mut grew = cw.parents.upload(&stream, &flat)?;
-        grew |= cw.terms.upload(&stream, &terms)?;
+        grew |= cw.terms.upload(&stream, terms)?;
         grew |= cw.row_ptr.ensure(&stream, n + 1)?;
         grew |= cw.cursor.ensure(&stream, n + 1)?;
         grew |= cw.col_ind.ensure(&stream, n * k)?;
@@ -704,15 +716,7 @@ impl CudaEngine {
         let search = self.run(pool, n, out, out, None, source, delta, packing, dist, parent)?;
         lease.end(&stream)?;
         lease.give_back();
-        Ok(CombineStats {
-            edges,
-            scale: prefs.scale(),
-            delta,
-            in_place: None,
-            search,
-            elapsed_ns: 0, // set by the caller, which times the whole run
-            costs_ns: 0,   // timed by the caller, which writes the costs
-        })
+        Ok(CombinedSolve { edges, delta, search })
     }
 }
 

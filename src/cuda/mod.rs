@@ -32,12 +32,12 @@ pub mod mirror;
 pub mod workspace;
 
 pub use device_graph::DeviceGraph;
-pub use engine::{ChangeSet, CudaEngine};
+pub use engine::{ChangeSet, CombinedSolve, CudaEngine};
 pub use mirror::MirrorCounters;
 pub use workspace::DeviceWorkspace;
 
 /// What the device mirror of `graph` kept by `res`'s CUDA engine has uploaded so far; `None` for a
 /// handle of another backend.
 pub fn mirror_counters(res: &crate::Resources, graph: &crate::Graph) -> Option<MirrorCounters> {
-    res.cuda().map(|c| c.mirror_counters(graph))
+    res.device().cuda().map(|c| c.mirror_counters(graph))
 }

@@ -21,6 +21,7 @@
 use super::combined_graph::CombinedGraph;
 use super::preferences::Preferences;
 use crate::error::Result;
+use crate::resources::device::Combined;
 use crate::resources::{PooledWorkspace, Resources};
 use crate::sssp::run::is_finite;
 use crate::sssp::exec::Exec;
@@ -241,60 +242,64 @@ pub(crate) fn combine_and_solve(
     if !previous {
         *largest = None;
     }
-    if let Some(cuda) = res.cuda() {
-        g.invalidate();
-        *largest = None;
-        let stats = cuda.combined(res.workspaces(), parents, source, prefs, dist, parent)?;
-        let stats = CombineStats {
-            elapsed_ns: started.elapsed().as_nanos() as u64,
-            costs_ns: 0,
-            ..stats
-        };
-        return Ok((stats, Solved::Afresh));
-    }
     let (n, k) = (dist.len(), parents.len());
     let terms = prefs.terms();
     let base = prefs.base();
-    let (search, solved, in_place, delta) = with_exec!(res, |e| {
-        let reference = e.reference();
-        // The vertices whose parent changed, when the graph can be changed at them.
-        let mut in_place = false;
-        cw.changed.clear();
-        // Without a previous tree (after a tree's recompute, a third or more of its vertices
-        // searched) the parents changed at more vertices than pay for changes in place
-        // (usroads local 10K: 30-60 %).
-        if !reference && previous && g.fits(n, k) {
-            in_place = cw.list_changed(g, parents, touched, n / REBUILD_SHARE);
-            if in_place {
-                for &v in &cw.changed {
-                    g.update_vertex(parents, v as usize, &terms, base);
+    let mut solved = Solved::Afresh;
+    let combined = res.device().combine(res, parents, source, &terms, base, (dist, parent, largest), |(dist, parent, largest)| {
+        with_exec!(res, |e| {
+            let reference = e.reference();
+            // The vertices whose parent changed, when the graph can be changed at them.
+            let mut in_place = false;
+            cw.changed.clear();
+            // Without a previous tree (after a tree's recompute, a third or more of its vertices
+            // searched) the parents changed at more vertices than pay for changes in place
+            // (usroads local 10K: 30-60 %).
+            if !reference && previous && g.fits(n, k) {
+                in_place = cw.list_changed(g, parents, touched, n / REBUILD_SHARE);
+                if in_place {
+                    for &v in &cw.changed {
+                        g.update_vertex(parents, v as usize, &terms, base);
+                    }
                 }
             }
-        }
-        if !in_place {
-            g.build(parents, source, &terms, base);
-        }
-        let delta = default_delta(g.edges(), n, g.weight_sum());
-        if previous && !reference {
-            let changed = std::mem::take(&mut cw.changed);
-            cw.diff(g, source, in_place.then_some(&changed[..]), dist, parent);
-            cw.changed = changed;
-            repair(e, g, cw, source, delta, base, ws, dist, parent, largest)
-                .map(|stats| (stats, if ws.touched_listed { Solved::Touched } else { Solved::Afresh }))
-        } else {
-            engine::compute(e, g.out_view(), source, delta, base, ws, dist, parent).map(|(stats, l)| {
-                *largest = Some(l);
-                (stats, Solved::Afresh)
+            if !in_place {
+                g.build(parents, source, &terms, base);
+            }
+            let delta = default_delta(g.edges(), n, g.weight_sum());
+            if previous && !reference {
+                let changed = std::mem::take(&mut cw.changed);
+                cw.diff(g, source, in_place.then_some(&changed[..]), dist, parent);
+                cw.changed = changed;
+                repair(e, g, cw, source, delta, base, ws, dist, parent, largest).inspect(|_| {
+                    if ws.touched_listed {
+                        solved = Solved::Touched;
+                    }
+                })
+            } else {
+                engine::compute(e, g.out_view(), source, delta, base, ws, dist, parent).map(|(stats, l)| {
+                    *largest = Some(l);
+                    stats
+                })
+            }
+            .map(|search| Combined {
+                edges: g.edges(),
+                delta,
+                search,
+                in_place: in_place.then_some(cw.changed.len()),
+                host_graph_kept: true,
             })
-        }
-        .map(|(stats, solved)| (stats, solved, in_place.then_some(cw.changed.len()), delta))
+        })
     })?;
+    if !combined.host_graph_kept {
+        g.invalidate();
+    }
     let stats = CombineStats {
-        edges: g.edges(),
+        edges: combined.edges,
         scale: prefs.scale(),
-        delta,
-        in_place,
-        search,
+        delta: combined.delta,
+        in_place: combined.in_place,
+        search: combined.search,
         elapsed_ns: started.elapsed().as_nanos() as u64,
         costs_ns: 0, // timed by the caller, which writes the costs
     };

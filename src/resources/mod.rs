@@ -4,9 +4,11 @@
 //! parallel engine (never rayon's global pool, so a library user's own pool is left alone) and the
 //! workspace pool from which every engine run leases its scratch memory.
 
+pub(crate) mod device;
 pub mod pool;
 
 use crate::error::{Error, Result};
+use device::Device;
 use pool::WorkspacePool;
 use std::sync::Arc;
 
@@ -49,7 +51,8 @@ struct Inner {
     backend: Backend,
     threads: usize,
     thread_pool: Option<rayon::ThreadPool>,
-    cuda: Option<crate::cuda::CudaEngine>,
+    /// Which device runs the calls, chosen here once (see `device`).
+    device: Device,
     workspaces: WorkspacePool,
     /// One engine team at a time on the thread pool (see `sssp::exec::Parallel`).
     team_lock: parking_lot::Mutex<()>,
@@ -130,7 +133,7 @@ impl Resources {
     /// # Ok::<(), dyng::Error>(())
     /// ```
     pub fn new(opt: &ResourcesOptions) -> Result<Self> {
-        let mut cuda = None;
+        let mut device = Device::Host;
         let (threads, thread_pool) = match opt.backend {
             Backend::Sequential => (1, None),
             Backend::Parallel => {
@@ -156,7 +159,7 @@ impl Resources {
                     Error::invalid(format!("dyng: CUDA device ordinal {} is negative", opt.device))
                 })?;
                 // Probes the driver and NVRTC before any CUDA call: NotSupported names what is missing.
-                cuda = Some(crate::cuda::CudaEngine::new(ordinal)?);
+                device = Device::Cuda(crate::cuda::CudaEngine::new(ordinal)?);
                 (1, None)
             }
         };
@@ -165,7 +168,7 @@ impl Resources {
                 backend: opt.backend,
                 threads,
                 thread_pool,
-                cuda,
+                device,
                 workspaces: WorkspacePool::new(),
                 team_lock: parking_lot::Mutex::new(()),
                 team_choice: Default::default(),
@@ -213,9 +216,9 @@ impl Resources {
         &self.inner.team_choice
     }
 
-    /// The CUDA engine of a CUDA handle.
-    pub(crate) fn cuda(&self) -> Option<&crate::cuda::CudaEngine> {
-        self.inner.cuda.as_ref()
+    /// The device that runs this handle's calls.
+    pub(crate) fn device(&self) -> &Device {
+        &self.inner.device
     }
 
     /// The workspace pool shared by every clone of this handle.

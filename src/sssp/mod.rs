@@ -63,8 +63,7 @@ pub(crate) fn view<'a>(rows: &Rows<'a>, j: usize) -> OutView<'a> {
 /// The CUDA engine keeps its scratch on the device, so its host workspace stays empty.
 pub(crate) fn lease_workspace(res: &Resources, n: usize) -> Lease<'_, Workspace> {
     let mut ws = res.workspaces().lease(Workspace::new);
-    let n = if res.cuda().is_some() { 0 } else { n };
-    if ws.reserve(n) {
+    if ws.reserve(res.device().host_scratch(n)) {
         res.workspaces().note_growth();
     }
     ws
@@ -250,25 +249,22 @@ pub(crate) fn solve(res: &Resources, g: &Graph, j: usize, source: usize, delta: 
     // 50 ms when filled first).
     let mut dist = vec![crate::DISTANCE_INF; n];
     let mut parent = vec![-1i32; n];
-    if let Some(cuda) = res.cuda() {
-        let dg = cuda.mirror(g, false)?;
-        let max_weight = Some(g.max_weight(j) as i64);
-        let stats = cuda.sssp_compute(res.workspaces(), &dg, j, source, Some(delta), max_weight, &mut dist, &mut parent)?;
-        return Ok((dist, parent, stats, None));
-    }
-    let mut ws = lease_workspace(res, n);
-    let (stats, largest) = with_exec!(res, |e| engine::compute(
-        e,
-        view(&g.rows(), j),
-        source,
-        delta,
-        g.max_weight(j) as i64,
-        &mut ws,
-        &mut dist,
-        &mut parent
-    ))?;
-    ws.give_back();
-    Ok((dist, parent, stats, Some(largest)))
+    let (stats, largest) = res.device().solve(res, g, j, source, delta, &mut dist, &mut parent, |dist, parent| {
+        let mut ws = lease_workspace(res, n);
+        let (stats, largest) = with_exec!(res, |e| engine::compute(
+            e,
+            view(&g.rows(), j),
+            source,
+            delta,
+            g.max_weight(j) as i64,
+            &mut ws,
+            dist,
+            parent
+        ))?;
+        ws.give_back();
+        Ok((stats, Some(largest)))
+    })?;
+    Ok((dist, parent, stats, largest))
 }
 
 impl SsspResult {
@@ -680,7 +676,7 @@ pub fn sosp_update_arrays(
     let n = graph.n();
     engine::check_changes(n, changed_from, changed_to, insert_heads)?;
     let repairs = !changed_from.is_empty() || !insert_heads.is_empty();
-    if !repairs && max_weight > 0 && res.cuda().is_none() {
+    if !repairs && max_weight > 0 && res.device().is_host() {
         // Nothing reads the graph: only the tree is checked (and normalized).
         engine::check_run_args(n, source, 1, dist.len(), parent.len())?;
         let packing = Packing::choose(n, max_weight)?;
@@ -709,52 +705,50 @@ pub fn sosp_update_arrays(
         // originals check every vertex before it, invalidated or not (golden errors/e14).
         validate::check_caller_distances(dist, packing.bound)?;
     }
-    if !repairs && packing.packed_parents() && res.cuda().is_none() {
+    if !repairs && packing.packed_parents() && res.device().is_host() {
         return with_exec!(res, |e| unchanged_tree(e, packing.bound, dist, parent));
     }
-    if let Some(cuda) = res.cuda() {
-        let dg = cuda.upload_graph(&graph.to_csr()?)?;
-        let changes = crate::cuda::ChangeSet {
-            from: changed_from,
-            to: changed_to,
-            heads: insert_heads,
-        };
-        return cuda.sssp_update(res.workspaces(), &dg, 0, changes, source, delta, max_weight, dist, parent);
-    }
-    let built = match (reverse, repairs) {
-        (None, true) => Some(crate::graph::rows::SlackRows::reversed(&graph.rows())),
-        _ => None,
-    };
-    let inn: InView<'_> = match (&built, reverse) {
-        (Some(r), _) => view(&r.rows(), 0),
-        (None, Some(r)) => r.out(),
-        // Without changes nothing is pulled (no candidates), so no reverse graph is read.
-        (None, None) => graph.out(),
-    };
-    let changes = Changes {
+    let set = crate::cuda::ChangeSet {
         from: changed_from,
         to: changed_to,
         heads: insert_heads,
-        inserted: None,
     };
-    let mut ws = lease_workspace(res, n);
-    let (stats, _) = with_exec!(res, |e| engine::update(
-        e,
-        graph.out(),
-        || inn,
-        changes,
-        source,
-        delta,
-        max_weight,
-        None,
-        engine::OldTree::Unchecked,
-        &mut ws,
-        dist,
-        parent,
-        &mut None
-    ))?;
-    ws.give_back();
-    Ok(stats)
+    res.device().update_arrays(res, || graph.to_csr(), set, source, delta, max_weight, dist, parent, |dist, parent| {
+        let built = match (reverse, repairs) {
+            (None, true) => Some(crate::graph::rows::SlackRows::reversed(&graph.rows())),
+            _ => None,
+        };
+        let inn: InView<'_> = match (&built, reverse) {
+            (Some(r), _) => view(&r.rows(), 0),
+            (None, Some(r)) => r.out(),
+            // Without changes nothing is pulled (no candidates), so no reverse graph is read.
+            (None, None) => graph.out(),
+        };
+        let changes = Changes {
+            from: changed_from,
+            to: changed_to,
+            heads: insert_heads,
+            inserted: None,
+        };
+        let mut ws = lease_workspace(res, n);
+        let (stats, _) = with_exec!(res, |e| engine::update(
+            e,
+            graph.out(),
+            || inn,
+            changes,
+            source,
+            delta,
+            max_weight,
+            None,
+            engine::OldTree::Unchecked,
+            &mut ws,
+            dist,
+            parent,
+            &mut None
+        ))?;
+        ws.give_back();
+        Ok(stats)
+    })
 }
 
 /// A drop-in update without any change: what the engine's passes would do, in one. It packs every
@@ -817,12 +811,10 @@ pub fn sosp_solve_arrays(
         return Ok(UpdateStats::default());
     }
     let (delta, max_weight, _) = drop_in_args(res, &graph, source, delta, max_weight, dist, parent)?;
-    if let Some(cuda) = res.cuda() {
-        let dg = cuda.upload_graph(&graph.to_csr()?)?;
-        return cuda.sssp_compute(res.workspaces(), &dg, 0, source, Some(delta), Some(max_weight), dist, parent);
-    }
-    let mut ws = lease_workspace(res, graph.n());
-    let (stats, _) = with_exec!(res, |e| engine::compute(e, graph.out(), source, delta, max_weight, &mut ws, dist, parent))?;
-    ws.give_back();
-    Ok(stats)
+    res.device().solve_arrays(res, || graph.to_csr(), source, delta, max_weight, dist, parent, |dist, parent| {
+        let mut ws = lease_workspace(res, graph.n());
+        let (stats, _) = with_exec!(res, |e| engine::compute(e, graph.out(), source, delta, max_weight, &mut ws, dist, parent))?;
+        ws.give_back();
+        Ok(stats)
+    })
 }
