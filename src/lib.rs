@@ -56,6 +56,7 @@
 //! # Ok::<(), dyng::Error>(())
 //! ```
 
+mod distance;
 pub mod error;
 pub mod ffi;
 pub mod graph;
@@ -64,9 +65,7 @@ pub mod io;
 pub use error::{Error, ErrorKind, Result};
 pub use graph::{apply_batch, Batch, BatchView, Csr, Graph, WeightLayout};
 
-/// The distance of an unreachable vertex: (2^63-1)/4, as in the originals. A distance is finite iff
-/// it is below `DISTANCE_INF / 2`; writers print `INF` from there on.
-pub const DISTANCE_INF: i64 = i64::MAX / 4;
+pub use distance::DISTANCE_INF;
 
 pub mod mosp;
 pub mod cuda;

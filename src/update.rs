@@ -563,7 +563,7 @@ mod tests {
             let mut g = Graph::new(csr.clone());
             let opt = SsspOptions { fallback: Fallback::Adaptive, ..Default::default() };
             let mut r = SsspResult::compute(&res, &g, 0, 0, &opt).unwrap();
-            let truth = |r: &SsspResult| r.distances().iter().copied().filter(|&d| d != crate::DISTANCE_INF).max();
+            let truth = |r: &SsspResult| r.distances().iter().copied().filter(|&d| d != crate::distance::DISTANCE_INF).max();
             assert_eq!(r.largest, truth(&r));
             let (mut known_after_repair, mut repairs) = (0, 0);
             for step in 0..40u32 {

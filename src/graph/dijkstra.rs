@@ -8,7 +8,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::rows::Rows;
-use crate::DISTANCE_INF;
+use crate::distance::DISTANCE_INF;
 
 /// Shortest distances and lowest-id parents from `source` in objective `objective` of `g`.
 ///

@@ -9,7 +9,7 @@ use std::path::Path;
 use super::csr_text::fast;
 use super::csr_text::lex::{self, Num, Tokens};
 use crate::error::{Error, Result};
-use crate::DISTANCE_INF;
+use crate::distance::DISTANCE_INF;
 
 /// Which file a record reader is reading: fixes the messages and the value rule.
 #[derive(Clone, Copy)]

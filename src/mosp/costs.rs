@@ -11,7 +11,7 @@ use crate::sssp::run::atomic_i64;
 use crate::sssp::exec::Exec;
 use crate::sssp::prefetch::{prefetch, AHEAD};
 use std::sync::atomic::{AtomicI64, Ordering::{Acquire, Relaxed, Release}};
-use crate::DISTANCE_INF;
+use crate::distance::DISTANCE_INF;
 
 /// Costs `n x KG`, vertex-major; unreached vertices have `DISTANCE_INF` in every column.
 ///

@@ -24,7 +24,7 @@ use super::stats::UpdateStats;
 use super::team_choice::SearchKind;
 use super::workspace::{Appender, Workspace};
 use crate::error::{Error, Result};
-use crate::DISTANCE_INF;
+use crate::distance::DISTANCE_INF;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicUsize, Ordering::Relaxed};
 
 /// A tree's batch of at most `QUICK_CHANGES + n / QUICK_SHARE` changed edges and insertions is

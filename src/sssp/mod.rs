@@ -247,7 +247,7 @@ pub(crate) fn solve(res: &Resources, g: &Graph, j: usize, source: usize, delta: 
     // fresh pages that fault in during the parallel write-back, where both members fault at once
     // (grid 1000^2 at 2 threads on a new graph: 4,848 faults and 59 ms against 2,929 faults and
     // 50 ms when filled first).
-    let mut dist = vec![crate::DISTANCE_INF; n];
+    let mut dist = vec![crate::distance::DISTANCE_INF; n];
     let mut parent = vec![-1i32; n];
     let (stats, largest) = res.device().solve(res, g, j, source, delta, &mut dist, &mut parent, |dist, parent| {
         let mut ws = lease_workspace(res, n);
@@ -766,7 +766,7 @@ fn unchanged_tree<E: exec::Exec>(e: &E, bound: u64, dist: &mut [i64], parent: &m
         for (v, (&dv, &pv)) in r.clone().zip(d[r.clone()].iter().zip(&p[r])) {
             if pv < -1 || pv as i64 >= n as i64 || dv < 0 || (run::is_finite(dv) && dv as u64 > bound) {
                 bad.fetch_min(v, std::sync::atomic::Ordering::Relaxed);
-            } else if !run::is_finite(dv) && (dv != crate::DISTANCE_INF || pv != -1) {
+            } else if !run::is_finite(dv) && (dv != crate::distance::DISTANCE_INF || pv != -1) {
                 unnormal += 1;
             }
         }
@@ -783,7 +783,7 @@ fn unchanged_tree<E: exec::Exec>(e: &E, bound: u64, dist: &mut [i64], parent: &m
     if affected > 0 {
         for (dv, pv) in dist.iter_mut().zip(parent.iter_mut()) {
             if !run::is_finite(*dv) {
-                (*dv, *pv) = (crate::DISTANCE_INF, -1);
+                (*dv, *pv) = (crate::distance::DISTANCE_INF, -1);
             }
         }
     }

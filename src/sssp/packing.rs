@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 pub const PACKED_INF: u64 = u64::MAX;
 
 /// The largest representable finite distance: `DISTANCE_INF / 2 - 1`.
-pub const OUTPUT_MAX: i64 = crate::DISTANCE_INF / 2 - 1;
+pub const OUTPUT_MAX: i64 = crate::distance::DISTANCE_INF / 2 - 1;
 
 /// `max(W, 1)` and `max(n - 1, 1)`, refusing distances beyond 62 bits (shared by the host and
 /// CUDA packing rules).

@@ -7,7 +7,6 @@ use super::packing::{Packing, PACKED_INF};
 use super::stats::UpdateStats;
 use super::workspace::{Appender, Workspace};
 use crate::error::Result;
-use crate::DISTANCE_INF;
 use std::sync::atomic::{AtomicI32, AtomicI64, Ordering::Relaxed};
 
 /// One objective's edges with one weight column, out-edges or in-edges (then `col` holds the
@@ -85,10 +84,7 @@ pub(super) fn atomic_i32(s: &mut [i32]) -> &[AtomicI32] {
     unsafe { &*(s as *mut [i32] as *const [AtomicI32]) }
 }
 
-#[inline]
-pub(crate) fn is_finite(d: i64) -> bool {
-    d < DISTANCE_INF / 2
-}
+pub(crate) use crate::distance::is_finite;
 
 /// The word of a vertex a trusted repair has not written yet: its old tree's, made from its
 /// distance and parent when read (`Run::word`). Between runs every word of a workspace is this,

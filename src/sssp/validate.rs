@@ -7,11 +7,7 @@
 
 use crate::error::{Error, Result};
 use crate::graph::Rows;
-use crate::DISTANCE_INF;
-
-fn is_finite(d: i64) -> bool {
-    d < DISTANCE_INF / 2
-}
+use crate::distance::{is_finite, DISTANCE_INF};
 
 /// Checks ranges and the root, normalizes unreachable distances to `DISTANCE_INF`.
 pub(crate) fn check_shape(
