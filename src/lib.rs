@@ -68,6 +68,8 @@ pub use graph::{apply_batch, Batch, BatchView, Csr, Graph, WeightLayout};
 pub use distance::DISTANCE_INF;
 
 pub mod mosp;
+#[doc(hidden)]
+pub mod pool; // documented as `resources::pool`
 pub mod cuda;
 pub mod resources;
 pub mod sssp;

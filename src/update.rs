@@ -397,7 +397,7 @@ impl Ctx<'_> {
         let in_rows_before = self.in_rows_ns.get();
         let dist = Arc::make_mut(&mut t.dist);
         let parent = Arc::make_mut(&mut t.parent);
-        let set = crate::cuda::ChangeSet {
+        let set = crate::resources::device::ChangeSet {
             from: changes.from,
             to: changes.to,
             heads: changes.heads,

@@ -247,10 +247,10 @@ fn mirror_updates_match_the_host_engines() {
             gh.apply(&b.view()).unwrap();
             (rd, rh) = (compute(&res, &gd), compute(&host, &gh));
         } else {
-            let before = (cuda::mirror_counters(&res, &gd).unwrap(), gd.compactions(), gd.bytes());
+            let before = (res.mirror_counters(&gd).unwrap(), gd.compactions(), gd.bytes());
             update(&res, &mut gd, &b.view(), &mut [(&mut rd.0).into(), (&mut rd.1).into()]).unwrap();
             update(&host, &mut gh, &b.view(), &mut [(&mut rh.0).into(), (&mut rh.1).into()]).unwrap();
-            let after = cuda::mirror_counters(&res, &gd).unwrap();
+            let after = res.mirror_counters(&gd).unwrap();
             if b.num_deletions() + b.num_insertions() == 1 && step > 0 && (gd.compactions(), gd.bytes()) == (before.1, before.2) {
                 // One changed edge: its tail's row and its head's in-row, nothing more.
                 assert_eq!(after.full_uploads, before.0.full_uploads, "{what}: {after:?}");
@@ -260,7 +260,7 @@ fn mirror_updates_match_the_host_engines() {
         }
         same(&rd, &rh, &what);
     }
-    let c = cuda::mirror_counters(&res, &gd).unwrap();
+    let c = res.mirror_counters(&gd).unwrap();
     eprintln!("{c:?}, {} compactions, {singles} single-change updates checked", gd.compactions());
     assert!(singles >= 8 && gd.compactions() >= 1, "{singles} single-change updates, {} compactions", gd.compactions());
 }

@@ -15,8 +15,8 @@ use super::nvrtc::{self, KernelSource, Output};
 use super::workspace::{DeviceBuffer, DeviceWorkspace};
 use crate::error::{Error, Result};
 use crate::graph::Csr;
-use crate::resources::pool::WorkspacePool;
-use crate::resources::PooledWorkspace;
+use crate::pool::WorkspacePool;
+use crate::pool::PooledWorkspace;
 use crate::sssp::engine::{check_changes, check_parents, check_run_args as check_args};
 use crate::sssp::packing::{max_distance, parent_bits, weight_and_hops};
 use crate::sssp::{check_objective, default_delta, UpdateStats};
@@ -459,7 +459,7 @@ impl CudaEngine {
         DeviceGraph::upload(&self.device, &self.kernels, g)
     }
 
-    fn lease<'p>(&self, pool: &'p WorkspacePool) -> Result<crate::resources::Lease<'p, PooledDeviceWorkspace>> {
+    fn lease<'p>(&self, pool: &'p WorkspacePool) -> Result<crate::pool::Lease<'p, PooledDeviceWorkspace>> {
         // The fence is created eagerly so that a lease never has to fail half-way.
         let fence = EventFence::new(self.device.context())?;
         Ok(pool.lease(move || Fenced::new(DeviceWorkspace::default(), fence)))

@@ -12,7 +12,7 @@
 
 use super::context::{driver_error, guarded};
 use crate::error::Result;
-use crate::resources::PooledWorkspace;
+use crate::pool::PooledWorkspace;
 use cudarc::driver::{CudaContext, CudaEvent, CudaStream};
 use std::sync::Arc;
 
@@ -198,7 +198,7 @@ impl Fence for EventFence {
 mod tests {
     use super::*;
     use crate::error::Error;
-    use crate::resources::pool::WorkspacePool;
+    use crate::pool::WorkspacePool;
     use parking_lot::Mutex;
 
     #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 //! point then returns [`Error::NotSupported`](crate::Error::NotSupported) naming the missing
 //! library, and [`available`] is false.
 //!
-//! Rust API (what a CUDA `Resources` handle runs through `update` and the static solves):
+//! Rust API (`Resources` runs it through `resources::device`):
 //! - [`CudaEngine::new`]`(ordinal)`: context, stream, compiled modules, grid size.
 //! - [`CudaEngine::mirror`]: the [`DeviceGraph`] mirror of a resident [`Graph`](crate::Graph),
 //!   kept with the graph and brought up to date by uploading the rows each batch changed
@@ -16,7 +16,7 @@
 //!   arrays in and out, canonical (bit-identical to the host engines).
 //! - [`CudaEngine::combined`]: the combined graph of K trees and its static solve (the MOSP tree).
 //!
-//! Scratch memory is leased from a [`WorkspacePool`](crate::resources::pool::WorkspacePool) as
+//! Scratch memory is leased from a [`WorkspacePool`](crate::pool::WorkspacePool) as
 //! [`Fenced`]`<`[`DeviceWorkspace`]`, `[`EventFence`]`>`: allocated with `cuMemAllocAsync` on the
 //! engine's stream, fenced between streams (see [`fence`]).
 
@@ -35,9 +35,3 @@ pub use device_graph::DeviceGraph;
 pub use engine::{ChangeSet, CombinedSolve, CudaEngine};
 pub use mirror::MirrorCounters;
 pub use workspace::DeviceWorkspace;
-
-/// What the device mirror of `graph` kept by `res`'s CUDA engine has uploaded so far; `None` for a
-/// handle of another backend.
-pub fn mirror_counters(res: &crate::Resources, graph: &crate::Graph) -> Option<MirrorCounters> {
-    res.device().cuda().map(|c| c.mirror_counters(graph))
-}

@@ -8,7 +8,7 @@
 
 use super::context::{driver_error, guarded};
 use crate::error::Result;
-use crate::resources::PooledWorkspace;
+use crate::pool::PooledWorkspace;
 use cudarc::driver::{CudaSlice, CudaStream, DeviceRepr, ValidAsZeroBits};
 use std::sync::Arc;
 

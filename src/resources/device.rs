@@ -6,7 +6,8 @@
 //! Each operation's device side (uploads, mirrors, kernel launches) is in this file.
 
 use super::Resources;
-use crate::cuda::{ChangeSet, CudaEngine, DeviceGraph};
+pub(crate) use crate::cuda::ChangeSet;
+use crate::cuda::{CudaEngine, DeviceGraph};
 use crate::error::Result;
 use crate::graph::{Csr, Graph};
 use crate::sssp::UpdateStats;

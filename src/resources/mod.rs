@@ -5,14 +5,14 @@
 //! workspace pool from which every engine run leases its scratch memory.
 
 pub(crate) mod device;
-pub mod pool;
 
 use crate::error::{Error, Result};
 use device::Device;
-use pool::WorkspacePool;
+use crate::pool::WorkspacePool;
 use std::sync::Arc;
 
-pub use pool::{Lease, PoolCounters, PooledWorkspace};
+pub use crate::pool;
+pub use crate::pool::{Lease, PoolCounters, PooledWorkspace};
 
 /// Which engine runs the algorithms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -219,6 +219,12 @@ impl Resources {
     /// The device that runs this handle's calls.
     pub(crate) fn device(&self) -> &Device {
         &self.inner.device
+    }
+
+    /// What the device mirror of `graph` kept by this handle's CUDA engine has uploaded so far;
+    /// `None` for a handle of another backend.
+    pub fn mirror_counters(&self, graph: &crate::Graph) -> Option<crate::cuda::MirrorCounters> {
+        self.device().cuda().map(|c| c.mirror_counters(graph))
     }
 
     /// The workspace pool shared by every clone of this handle.

@@ -708,7 +708,7 @@ pub fn sosp_update_arrays(
     if !repairs && packing.packed_parents() && res.device().is_host() {
         return with_exec!(res, |e| unchanged_tree(e, packing.bound, dist, parent));
     }
-    let set = crate::cuda::ChangeSet {
+    let set = crate::resources::device::ChangeSet {
         from: changed_from,
         to: changed_to,
         heads: insert_heads,
