@@ -376,20 +376,7 @@ impl SsspResult {
         // One more pass after the validation's passes over every vertex and edge, so that the
         // first update of an adopted tree finds it as the next updates do.
         let largest = dist.iter().copied().filter(|&d| crate::sssp::run::is_finite(d)).max();
-        Ok(SsspResult {
-            graph_id: graph.id(),
-            version: graph.version(),
-            source,
-            objective,
-            delta: opt.delta,
-            fallback: opt.fallback,
-            canonical,
-            dist: Arc::new(dist),
-            parent: Arc::new(parent),
-            stats: UpdateStats::default(),
-            static_pushes: None,
-            largest,
-        })
+        Ok(Self::adopted(graph, source, objective, opt, canonical, dist, parent, largest))
     }
 
     /// Adopts a tree checked only as the originals check theirs before an update, in one pass
@@ -428,7 +415,22 @@ impl SsspResult {
         let largest = validate::check_unverified(source, &dist, &parent, bound, &what)?;
         let canonical = graph.n() >= ADAPTIVE_MIN_VERTICES
             && with_exec!(res, |e| validate::is_canonical(e, &graph.rows(), objective, source, &dist, &parent));
-        Ok(SsspResult {
+        Ok(Self::adopted(graph, source, objective, opt, canonical, dist, parent, Some(largest)))
+    }
+
+    /// The result both adoptions make of a tree they accepted, current at `graph`'s version.
+    #[allow(clippy::too_many_arguments)]
+    fn adopted(
+        graph: &Graph,
+        source: usize,
+        objective: usize,
+        opt: &SsspOptions,
+        canonical: bool,
+        dist: Vec<i64>,
+        parent: Vec<i32>,
+        largest: Option<i64>,
+    ) -> Self {
+        SsspResult {
             graph_id: graph.id(),
             version: graph.version(),
             source,
@@ -440,8 +442,8 @@ impl SsspResult {
             parent: Arc::new(parent),
             stats: UpdateStats::default(),
             static_pushes: None,
-            largest: Some(largest),
-        })
+            largest,
+        }
     }
 
     /// The source vertex (root) of the tree.
