@@ -70,12 +70,15 @@ pub use distance::DISTANCE_INF;
 pub mod mosp;
 #[doc(hidden)]
 pub mod pool; // documented as `resources::pool`
-pub mod cuda;
+pub(crate) mod cuda;
 pub mod resources;
 pub mod sssp;
 pub(crate) mod session;
 pub mod update;
 pub mod worker;
+
+#[doc(hidden)]
+pub mod internals;
 
 pub use mosp::{MospOptions, MospResult, Preferences};
 pub use resources::{backend_available, Backend, Resources, ResourcesOptions};

@@ -5,7 +5,7 @@
 mod common;
 
 use dyng::io::graphgen::grid;
-use dyng::sssp::Workspace;
+use dyng::internals::Workspace;
 use dyng::{
     Batch, Csr, Error, Graph, MospOptions, MospResult, Resources, ResultMut, SsspOptions, SsspResult, UpdateStats,
     WeightLayout,

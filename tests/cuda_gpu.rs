@@ -12,7 +12,7 @@
 #[path = "common/skip.rs"]
 mod skip;
 
-use dyng::cuda::{self, ChangeSet, CudaEngine};
+use dyng::internals::cuda::{self, ChangeSet, CudaEngine};
 use dyng::graph::Rows;
 use dyng::io::changegen::{generate_changes, ChangeMode, ChangeOptions};
 use dyng::resources::pool::WorkspacePool;

@@ -4,7 +4,7 @@
 #[path = "common/skip.rs"]
 mod skip;
 
-use dyng::cuda::{self, context};
+use dyng::internals::cuda::{self, context};
 use dyng::ErrorKind;
 
 fn driver_present() -> bool {

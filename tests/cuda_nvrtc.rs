@@ -8,7 +8,7 @@
 #[path = "common/skip.rs"]
 mod skip;
 
-use dyng::cuda::nvrtc::{self, Output, KERNELS};
+use dyng::internals::cuda::nvrtc::{self, Output, KERNELS};
 
 fn nvrtc_or_skip() -> bool {
     match nvrtc::version() {
@@ -80,7 +80,7 @@ fn cache_returns_the_same_image() {
 }
 
 /// The persistent kernel takes its parameters as one struct whose Rust mirror is
-/// `dyng::cuda::engine::Params`: the PTX declares its size, which must be the mirror's.
+/// `dyng::internals::cuda::Params`: the PTX declares its size, which must be the mirror's.
 #[test]
 fn the_kernel_parameter_block_is_the_size_of_its_rust_mirror() {
     if !nvrtc_or_skip() {
@@ -88,7 +88,7 @@ fn the_kernel_parameter_block_is_the_size_of_its_rust_mirror() {
     }
     let ptx = nvrtc::compile(&nvrtc::SOSP, (9, 0), Output::Ptx).unwrap();
     let text = String::from_utf8(ptx.image).expect("PTX is text");
-    let want = format!("sospPersistentKernel_param_0[{}]", std::mem::size_of::<dyng::cuda::engine::Params>());
+    let want = format!("sospPersistentKernel_param_0[{}]", std::mem::size_of::<dyng::internals::cuda::Params>());
     let declared = text.lines().find(|l| l.contains("sospPersistentKernel_param_0")).unwrap_or("none");
     assert!(declared.contains(&want), "PTX declares {declared:?}, the Rust mirror wants {want}");
 }

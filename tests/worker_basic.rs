@@ -594,7 +594,7 @@ fn result_stats_equal_in_process_on_the_sequential_engine() {
         .collect();
     let mut m = MospResult::from_trees(&res, &lg, src, trees, &[]).unwrap();
     let mut s = SsspResult::compute(&res, &lg, src, 2, &sopt).unwrap();
-    let c = Client::spawn(WorkerOptions { backend: dyng::worker::messages::BACKEND_SEQUENTIAL, ..opts() }).unwrap();
+    let c = Client::spawn(WorkerOptions { backend: dyng::internals::BACKEND_SEQUENTIAL, ..opts() }).unwrap();
     c.load_graph(&lg.to_csr()).unwrap();
     let rm = c.adopt_mosp(src, &tree_slices(&inp.init), false, &vec![None; k], dyng::Fallback::AdaptiveCounted, &[]).unwrap();
     let rs = c.sssp_compute(src, 2, &sopt).unwrap();
@@ -632,7 +632,7 @@ fn the_fallback_policy_reaches_the_worker_and_survives_checkpoints() {
     use dyng::Fallback;
     let g0 = grid(70, 70, 2, 11);
     let res = Resources::sequential();
-    let c = Client::spawn(WorkerOptions { backend: dyng::worker::messages::BACKEND_SEQUENTIAL, checkpoint_batches: 1, ..opts() }).unwrap();
+    let c = Client::spawn(WorkerOptions { backend: dyng::internals::BACKEND_SEQUENTIAL, checkpoint_batches: 1, ..opts() }).unwrap();
     c.load_graph(&g0).unwrap();
     let mut lg = Graph::new(g0.clone());
     let policies = [Fallback::Adaptive, Fallback::Never, Fallback::Always, Fallback::AdaptiveCounted];
@@ -681,7 +681,7 @@ fn the_fallback_policy_reaches_the_worker_and_survives_checkpoints() {
     assert!(wait_gone(wpid, Duration::from_secs(2)).is_some(), "the worker left");
 }
 
-fn assert_same(w: &dyng::worker::messages::ObjectiveStats, s: &dyng::UpdateStats, what: &str) {
+fn assert_same(w: &dyng::worker::ObjectiveStats, s: &dyng::UpdateStats, what: &str) {
     let got = (w.invalidated as i64, w.affected as i64, w.iterations as i64, w.epochs as i64, w.pushes as i64, w.packed, w.fallback_used);
     let want = (s.invalidated, s.affected, s.iterations, s.epochs, s.pushes, s.packed_parents, s.fallback_used);
     assert_eq!(got, want, "{what}");

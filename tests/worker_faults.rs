@@ -507,19 +507,19 @@ fn double_kill_of_host_and_worker_leaves_nothing() {
                 let (hosts, wk): (Vec<&Held>, Vec<&Held>) = held.iter().partition(|h| h.point.starts_with('H'));
                 assert_eq!((hosts.len(), wk.len()), (1, 1), "{what}: both must be held");
                 assert_eq!(hosts[0].pid, child.id());
-                let wfd = dyng::worker::sys::pidfd_open(wk[0].pid as i32).unwrap();
-                let kill_worker = || dyng::worker::sys::pidfd_signal(std::os::fd::AsRawFd::as_raw_fd(&wfd), libc::SIGKILL).unwrap();
+                let wfd = dyng::internals::pidfd_open(wk[0].pid as i32).unwrap();
+                let kill_worker = || dyng::internals::pidfd_signal(std::os::fd::AsRawFd::as_raw_fd(&wfd), libc::SIGKILL).unwrap();
                 match order {
                     "host first" => {
                         child.kill().unwrap();
                         let _ = child.wait();
                         // PDEATHSIG may have killed the worker already; signalling a dead
                         // process through its pidfd is harmless (never another process).
-                        let _ = dyng::worker::sys::pidfd_signal(std::os::fd::AsRawFd::as_raw_fd(&wfd), libc::SIGKILL);
+                        let _ = dyng::internals::pidfd_signal(std::os::fd::AsRawFd::as_raw_fd(&wfd), libc::SIGKILL);
                     }
                     "worker first" => {
                         kill_worker();
-                        let _ = dyng::worker::sys::poll_in(&[std::os::fd::AsRawFd::as_raw_fd(&wfd)], 2000);
+                        let _ = dyng::internals::poll_in(&[std::os::fd::AsRawFd::as_raw_fd(&wfd)], 2000);
                         child.kill().unwrap();
                     }
                     _ => {
@@ -546,7 +546,7 @@ fn a_worker_without_the_adopt_capability_gives_not_supported() {
     let _serial = serial(); // the leak checks of the other tests count this process's fds
     let mut o = WorkerOptions { checkpoint_batches: 1, ..opts() };
     o.env.push(("DYNG_TEST_NO_ADOPT".into(), "1".into()));
-    o.backend = dyng::worker::messages::BACKEND_SEQUENTIAL; // downgraded to CPU for this worker
+    o.backend = dyng::internals::BACKEND_SEQUENTIAL; // downgraded to CPU for this worker
     let c = Client::spawn(o).unwrap();
     let g = grid(6, 6, 1, 3);
     c.load_graph(&g).unwrap();

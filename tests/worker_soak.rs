@@ -257,10 +257,10 @@ fn killer(stop: Arc<AtomicBool>, kills: Arc<AtomicUsize>, max_gap_ms: u64, seed:
 fn kill_workers_of(host: u32) -> Vec<u32> {
     let mut killed = Vec::new();
     for pid in workers_of(host) {
-        let Ok(fd) = dyng::worker::sys::pidfd_open(pid as i32) else { continue };
+        let Ok(fd) = dyng::internals::pidfd_open(pid as i32) else { continue };
         // The pidfd names one process for good: if the pid is still a worker of `host` after it
         // was opened, the signal goes to that worker, never to a process that reused the pid.
-        if workers_of(host).contains(&pid) && dyng::worker::sys::pidfd_signal(std::os::fd::AsRawFd::as_raw_fd(&fd), libc::SIGKILL).is_ok() {
+        if workers_of(host).contains(&pid) && dyng::internals::pidfd_signal(std::os::fd::AsRawFd::as_raw_fd(&fd), libc::SIGKILL).is_ok() {
             killed.push(pid);
         }
     }

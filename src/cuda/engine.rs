@@ -121,7 +121,7 @@ pub struct Params {
     pub candidates: u64,
     /// Vertices the near-far search starts from, n i32.
     pub frontier: u64,
-    /// The [`Control`] block.
+    /// The `Control` block.
     pub control: u64,
     /// `(n - 1) * max_weight`: no tree distance is larger (the CUDA packing rule).
     pub max_distance: u64,
@@ -139,7 +139,7 @@ pub struct Params {
     pub bits: i32,
     /// 1 for a static solve (the old tree is ignored), 0 for an update.
     pub from_scratch: i32,
-    /// Pointer-jumping rounds before the tree is declared cyclic ([`max_rounds`]).
+    /// Pointer-jumping rounds before the tree is declared cyclic (`max_rounds`).
     pub max_rounds: i32,
     /// The stamp generation the run starts from (above every stamp the workspace holds).
     pub first_generation: i32,

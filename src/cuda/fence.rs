@@ -74,16 +74,6 @@ impl<F: Fence> FencedSlot<F> {
         }
         Ok(())
     }
-
-    /// The stream of the last recorded use.
-    pub fn last_stream(&self) -> Option<StreamId> {
-        self.recorded_on
-    }
-
-    /// The fence itself.
-    pub fn fence(&self) -> &F {
-        &self.fence
-    }
 }
 
 /// A pooled workspace guarded by a fence. Use [`Fenced::begin`] at the start of a run and
@@ -116,18 +106,6 @@ impl<W: PooledWorkspace, F: Fence> Fenced<W, F> {
     /// Ends a successful run on `stream`: records the fence there.
     pub fn end(&mut self, stream: &F::Stream) -> Result<()> {
         self.slot.record(stream)
-    }
-
-    /// The fence and the stream it was last recorded on.
-    pub fn slot(&self) -> &FencedSlot<F> {
-        &self.slot
-    }
-
-    /// The guarded workspace, for reading outside a run (its size, in tests).
-    pub fn get(&self) -> &W {
-        self.inner
-            .as_ref()
-            .expect("the workspace is present until the wrapper is dropped")
     }
 }
 

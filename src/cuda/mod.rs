@@ -17,21 +17,20 @@
 //! - [`CudaEngine::combined`]: the combined graph of K trees and its static solve (the MOSP tree).
 //!
 //! Scratch memory is leased from a [`WorkspacePool`](crate::pool::WorkspacePool) as
-//! [`Fenced`]`<`[`DeviceWorkspace`]`, `[`EventFence`]`>`: allocated with `cuMemAllocAsync` on the
-//! engine's stream, fenced between streams (see [`fence`]).
+//! [`Fenced`](fence::Fenced)`<`[`DeviceWorkspace`](workspace::DeviceWorkspace)`,
+//! `[`EventFence`](fence::EventFence)`>`: allocated with `cuMemAllocAsync` on the engine's
+//! stream, fenced between streams (see [`fence`]).
 
 pub mod context;
 pub mod fence;
 pub mod nvrtc;
 
 pub use context::{available, Device};
-pub use fence::{EventFence, Fence, Fenced, FencedSlot};
 pub mod device_graph;
 pub mod engine;
 pub mod mirror;
 pub mod workspace;
 
 pub use device_graph::DeviceGraph;
-pub use engine::{ChangeSet, CombinedSolve, CudaEngine};
+pub use engine::{ChangeSet, CudaEngine};
 pub use mirror::MirrorCounters;
-pub use workspace::DeviceWorkspace;

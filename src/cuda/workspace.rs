@@ -41,16 +41,6 @@ impl<T: DeviceRepr + ValidAsZeroBits> DeviceBuffer<T> {
         Ok(true)
     }
 
-    /// The allocation (`None` before the first `ensure`).
-    pub fn slice(&self) -> Option<&CudaSlice<T>> {
-        self.slice.as_ref()
-    }
-
-    /// The allocation, for copies into it (`None` before the first `ensure`).
-    pub fn slice_mut(&mut self) -> Option<&mut CudaSlice<T>> {
-        self.slice.as_mut()
-    }
-
     /// The raw device address (0 before the first `ensure`).
     pub fn ptr(&self) -> u64 {
         self.slice.as_ref().map_or(0, |s| {
@@ -145,7 +135,8 @@ pub struct DeviceWorkspace {
 unsafe impl Send for DeviceWorkspace {}
 
 /// Bytes per vertex of the search arrays (u64 word + 4 i32 arrays + 6 i32 lists).
-pub const BYTES_PER_VERTEX: usize = 8 + 4 * 4 + 6 * 4;
+#[cfg(test)]
+const BYTES_PER_VERTEX: usize = 8 + 4 * 4 + 6 * 4;
 
 impl DeviceWorkspace {
     /// Grows to `n` vertices (a no-op once large enough); zeroes stamps, far flags and invalidation

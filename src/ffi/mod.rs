@@ -8,15 +8,15 @@
 #![allow(non_camel_case_types)]
 #![allow(clippy::missing_safety_doc)] // every function's `# Safety` section is in its doc comment
 
-pub mod batch;
+mod batch;
 pub(crate) mod boundary;
-pub mod consts;
-pub mod graph;
+mod consts;
+mod graph;
 pub(crate) mod handle;
-pub mod resources;
-pub mod result;
-pub mod sosp;
-pub mod view;
+mod resources;
+mod result;
+mod sosp;
+mod view;
 
 pub use batch::*;
 pub use consts::*;

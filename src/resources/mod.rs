@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 pub use crate::pool;
 pub use crate::pool::{Lease, PoolCounters, PooledWorkspace};
+pub use crate::cuda::MirrorCounters;
 
 /// Which engine runs the algorithms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -223,7 +224,7 @@ impl Resources {
 
     /// What the device mirror of `graph` kept by this handle's CUDA engine has uploaded so far;
     /// `None` for a handle of another backend.
-    pub fn mirror_counters(&self, graph: &crate::Graph) -> Option<crate::cuda::MirrorCounters> {
+    pub fn mirror_counters(&self, graph: &crate::Graph) -> Option<MirrorCounters> {
         self.device().cuda().map(|c| c.mirror_counters(graph))
     }
 

@@ -10,14 +10,14 @@ pub(crate) mod engine;
 pub(crate) mod exec;
 mod invalidate;
 mod near_far;
-pub mod packing;
+pub(crate) mod packing;
 mod predict;
 pub(crate) mod prefetch;
 pub(crate) mod run;
 pub(crate) mod team_choice;
 pub mod stats;
 pub(crate) mod validate;
-pub mod workspace;
+pub(crate) mod workspace;
 
 use crate::error::{Error, Result};
 use crate::graph::{Csr, Graph, Rows};
@@ -29,7 +29,7 @@ use std::sync::Arc;
 pub use stats::{default_delta, UpdateStats};
 pub(crate) use stats::graph_delta;
 
-pub use workspace::Workspace;
+pub(crate) use workspace::Workspace;
 
 /// Runs `$body` with `$e` bound to the executor of `$res` (sequential or parallel).
 macro_rules! with_exec {

@@ -112,11 +112,6 @@ impl VertexList {
             }
         }
     }
-
-    /// The current content (for tests and diagnostics).
-    pub fn to_vec(&self) -> Vec<i32> {
-        (0..self.len()).map(|i| self.get(i)).collect()
-    }
 }
 
 /// Buffers appends to a [`VertexList`] and flushes them in chunks (and on drop).

@@ -170,6 +170,7 @@ impl Pool {
         }
     }
 
+    #[cfg(test)]
     pub fn future_write(&self) -> bool {
         self.future_write
     }
@@ -327,29 +328,6 @@ impl Pool {
         self.blocks.retain(|b| b.state != BlockState::Free || now.duration_since(b.last_used) < idle);
     }
 
-    /// Drops FREE blocks, least recently used first, until the pool is within `cap` bytes.
-    pub fn trim_to(&mut self, cap: u64) {
-        loop {
-            let total: u64 = self.blocks.iter().map(|b| b.size).sum();
-            if total <= cap {
-                return;
-            }
-            let lru = self
-                .blocks
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| b.state == BlockState::Free)
-                .min_by_key(|(_, b)| b.last_used)
-                .map(|(i, _)| i);
-            match lru {
-                Some(i) => {
-                    self.blocks.remove(i);
-                }
-                None => return,
-            }
-        }
-    }
-
     pub fn snapshot(&self) -> PoolCounters {
         let mut c = self.counters;
         c.pool_blocks = self.blocks.len() as u32;
@@ -373,6 +351,8 @@ pub fn probe_future_write() -> bool {
 /// A lent block mapped read-only by the host, after every check of I3 and 6.3.
 pub struct HostBlock {
     pub map: Mapping,
+    // Owned so that the lent memfd stays open exactly as long as its mapping.
+    #[allow(dead_code)]
     pub fd: OwnedFd,
     pub header: BlockHeader,
 }

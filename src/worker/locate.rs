@@ -79,8 +79,8 @@ pub fn check_trusted(path: &Path) -> std::result::Result<(), String> {
 }
 
 /// Resolves the worker executable to an absolute path: `opt`, else `$DYNG_WORKER`, else the
-/// installation's places ([`installed_worker_paths`] of [`library_dir`]); each candidate must
-/// pass [`check_trusted`]. `NotSupported` lists what was tried and why each was refused.
+/// installation's places (`installed_worker_paths` of `library_dir`); each candidate must
+/// pass `check_trusted`. `NotSupported` lists what was tried and why each was refused.
 pub fn resolve_worker_path(opt: Option<&Path>) -> Result<PathBuf> {
     let candidates: Vec<PathBuf> = match (opt, std::env::var_os("DYNG_WORKER")) {
         (Some(p), _) => vec![p.to_path_buf()],

@@ -79,6 +79,8 @@ pub const REPLY_NONE: u8 = 0;
 pub const REPLY_LENT: u8 = 1;
 pub const FLAG_IDEMPOTENT: u16 = 1;
 pub const FLAG_REPLAY: u16 = 2;
+// Reserved by the spec; this version never sets it.
+#[allow(dead_code)]
 pub const FLAG_CHECKSUM: u16 = 4;
 pub const EPOCH_ANY: u64 = u64::MAX;
 pub const CAP_FUTURE_WRITE: u64 = 1;
@@ -738,6 +740,7 @@ impl ReplyErr {
         }
         Ok(ReplyErr { status, condition, retryable, state_lost: state == 1, detail, tlvs })
     }
+    #[cfg(test)]
     pub fn tlv(&self, t: u16) -> Option<u64> {
         self.tlvs.iter().find(|(k, _)| *k == t).map(|(_, v)| *v)
     }
@@ -793,6 +796,7 @@ impl Heartbeat {
     pub fn put(&self, e: &mut Enc) {
         e.u64(self.running_call).u64(self.progress).u16(self.phase).u8(self.credit_starved).u64(self.mono_ns);
     }
+    #[cfg(test)]
     pub fn get(d: &mut Dec) -> Result<Self> {
         Ok(Heartbeat {
             running_call: d.u64()?,
@@ -862,7 +866,7 @@ pub fn get_retired(d: &mut Dec) -> Result<Vec<(u32, u64)>> {
 }
 
 /// Counters of one objective's last run in a STATS reply (5.3), with the extension's `affected`
-/// and `fallback_used` (capability [`CAP_ADOPT`]; decoded as 0 and false from a worker without it).
+/// and `fallback_used` (capability `CAP_ADOPT`; decoded as 0 and false from a worker without it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ObjectiveStats {
     pub objective: u16,

@@ -260,15 +260,6 @@ impl Mapping {
         }
         Ok(map)
     }
-    pub fn len(&self) -> usize {
-        self.len
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-    pub fn as_ptr(&self) -> *const u8 {
-        self.ptr
-    }
     pub fn bytes(&self) -> &[u8] {
         // SAFETY: the mapping is live for `len` bytes while `self` lives.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }

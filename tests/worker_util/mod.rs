@@ -2,7 +2,7 @@
 //! and batches, and the leak checks of spec 17.3 (L1-L4, L6) read from `/proc`.
 #![allow(dead_code)]
 
-use dyng::worker::messages::Pong;
+use dyng::worker::Pong;
 use dyng::worker::{Client, WorkerOptions};
 use dyng::{Batch, Csr, WeightLayout};
 use std::collections::BTreeSet;

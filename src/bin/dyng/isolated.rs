@@ -10,7 +10,7 @@
 use crate::fmt::ms_since;
 use dyng::io::case::MospInputs;
 use dyng::io::outputs::{stats_text, write_outputs, MospArrays};
-use dyng::worker::messages::{BACKEND_CPU, BACKEND_CUDA, BACKEND_SEQUENTIAL};
+use dyng::internals::{BACKEND_CPU, BACKEND_CUDA, BACKEND_SEQUENTIAL};
 use dyng::worker::{kind, Client, WorkerOptions};
 use dyng::Error;
 use std::path::Path;

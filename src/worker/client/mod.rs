@@ -15,7 +15,7 @@ mod spawn;
 mod view;
 
 pub use options::{GraphInfo, HostCounters, RemoteResult, WorkerOptions};
-pub use spawn::probe_platform;
+use spawn::probe_platform;
 pub use view::View;
 use ops::*;
 use view::AckSink;

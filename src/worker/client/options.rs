@@ -6,7 +6,8 @@ use super::*;
 /// How to run the worker. `Default` gives the spec's defaults (13.3).
 #[derive(Debug, Clone)]
 pub struct WorkerOptions {
-    /// The executable; `None` = `$DYNG_WORKER`, else the installation's (see [`crate::worker::locate`]).
+    /// The executable; `None` = `$DYNG_WORKER`, else the installation's (see
+    /// [`resolve_worker_path`](crate::worker::resolve_worker_path)).
     pub worker_path: Option<PathBuf>,
     pub spawn_timeout: Duration,
     pub heartbeat_ms: u32,
@@ -63,7 +64,7 @@ impl Default for WorkerOptions {
             max_retries: 1,
             crash_loop_deaths: 3,
             crash_loop_window: Duration::from_secs(60),
-            backend: 0,
+            backend: BACKEND_AUTO,
             allow_build_skew: false,
             checksums: false,
             env: Vec::new(),

@@ -240,7 +240,7 @@ pub(super) fn recv_until(sock: &OwnedFd, pidfd: &OwnedFd, buf: &mut [u8], deadli
 }
 
 /// Probes the kernel features worker isolation needs (1.4), not the kernel version.
-pub fn probe_platform() -> Result<()> {
+pub(crate) fn probe_platform() -> Result<()> {
     let unsupported = |what: &str, e: std::io::Error| Error::NotSupported(format!("dyng worker: {what} is unavailable: {e}"));
     sys::memfd("dyng:probe").map_err(|e| unsupported("memfd_create(MFD_ALLOW_SEALING)", e))?;
     sys::seqpacket_pair().map_err(|e| unsupported("AF_UNIX/SOCK_SEQPACKET", e))?;

@@ -6,7 +6,7 @@ use super::stream::{self, StreamResult};
 use crate::progress::{bar, eprint_line};
 use dyng::graph::dijkstra::dijkstra;
 use dyng::io::changegen::{generate_changes, ChangeOptions};
-use dyng::sssp::Workspace;
+use dyng::internals::Workspace;
 use dyng::{Batch, Csr, Graph, MospOptions, MospResult, Resources, SsspOptions, SsspResult};
 use std::time::Instant;
 
