@@ -56,6 +56,8 @@
 //! # Ok::<(), dyng::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 mod distance;
 pub mod error;
 pub mod ffi;

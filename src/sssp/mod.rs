@@ -527,8 +527,11 @@ pub(crate) fn tree_path(parent: &[i32], source: usize, target: usize) -> Result<
 /// executor (offsets, heads, weights), which also gives the facts the originals take from it.
 #[derive(Clone, Copy, Debug)]
 pub struct CsrArrays<'a> {
+    /// `n + 1` row offsets into `col` and `w`.
     pub row_ptr: &'a [i32],
+    /// The heads (or, in a reverse graph, the tails) of the edges, row by row.
     pub col: &'a [i32],
+    /// The weight of each edge, beside `col`.
     pub w: &'a [i32],
 }
 

@@ -44,21 +44,36 @@ pub mod op {
     pub const ADOPT_MOSP: u16 = 13;
 }
 
-/// Array kinds (5.2).
+/// Array kinds (5.2): what [`View::i64s`](crate::worker::View::i64s) and its siblings take.
+/// The output kinds 1-5 are also bit `kind - 1` of a VIEW's mask.
 pub mod kind {
+    /// One objective's distances (i64, n).
     pub const DIST: u16 = 1;
+    /// One objective's parents (i32, n).
     pub const PARENT: u16 = 2;
+    /// The MOSP tree's distances on the combined graph (i64, n).
     pub const COMBINED_DIST: u16 = 3;
+    /// The MOSP tree's parents (i32, n).
     pub const COMBINED_PARENT: u16 = 4;
+    /// The MOSP tree's path costs (i64, n x K, vertex-major).
     pub const PATH_COSTS: u16 = 5;
+    /// CSR row offsets (i32, n + 1): LOAD_GRAPH input, CHECKPOINT output.
     pub const ROW_PTR: u16 = 16;
+    /// CSR heads (i32, m).
     pub const COL_IND: u16 = 17;
+    /// CSR weights (i32, m x K).
     pub const WEIGHTS: u16 = 18;
+    /// A batch's insertion tails (i32).
     pub const INSERT_FROM: u16 = 32;
+    /// A batch's insertion heads (i32).
     pub const INSERT_TO: u16 = 33;
+    /// A batch's insertion weights (i32, K per insertion).
     pub const INSERT_WEIGHTS: u16 = 34;
+    /// A batch's deletion tails (i32).
     pub const DELETE_FROM: u16 = 35;
+    /// A batch's deletion heads (i32).
     pub const DELETE_TO: u16 = 36;
+    /// ECHO's bytes (u8), in and out.
     pub const ECHO_BYTES: u16 = 48;
 }
 
@@ -120,8 +135,11 @@ pub const FALLBACK_ADOPT: u8 = crate::sssp::DROP_IN_FALLBACK.code() as u8;
 /// WELCOME `backend` values: the spec's 0 AUTO, 1 CPU, 2 CUDA, and the extension's 3 SEQUENTIAL
 /// (the single-threaded reference engine, whose counters are reproducible).
 pub const BACKEND_AUTO: u8 = 0;
+/// WELCOME `backend`: the parallel CPU engine.
 pub const BACKEND_CPU: u8 = 1;
+/// WELCOME `backend`: the CUDA engine.
 pub const BACKEND_CUDA: u8 = 2;
+/// WELCOME `backend`: the sequential reference engine (extension 1).
 pub const BACKEND_SEQUENTIAL: u8 = 3;
 pub const MAX_ARRAYS: usize = 16;
 pub const MAX_CONSUMED: usize = 2048;
@@ -245,22 +263,28 @@ impl Ready {
 /// The 32-byte array descriptor of CALL inputs, REPLY_OK and the block header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ArrayDesc {
+    /// The array's kind (see [`kind`]).
     pub kind: u16,
+    /// Element type: 1 i32, 2 i64, 3 u8.
     pub dtype: u8,
+    /// Which of the message's fds holds the array.
     pub fd_idx: u8,
+    /// Columns per row (K for weights, 1 otherwise).
     pub cols: u32,
+    /// Byte offset of the array in its block.
     pub offset: u64,
+    /// Elements in the array.
     pub count: u64,
+    /// XXH3-64 of the array's bytes, where checksums are on (6.6); 0 otherwise.
     pub xxh3: u64,
 }
 
 impl ArrayDesc {
-    pub const SIZE: usize = 32;
-    pub fn put(&self, e: &mut Enc) {
+    pub(crate) fn put(&self, e: &mut Enc) {
         e.u16(self.kind).u8(self.dtype).u8(self.fd_idx).u32(self.cols);
         e.u64(self.offset).u64(self.count).u64(self.xxh3);
     }
-    pub fn get(d: &mut Dec) -> Result<Self> {
+    pub(crate) fn get(d: &mut Dec) -> Result<Self> {
         Ok(ArrayDesc {
             kind: d.u16()?,
             dtype: d.u8()?,
@@ -273,7 +297,7 @@ impl ArrayDesc {
     }
     /// Checks `bytes` (the array this descriptor names) against its `xxh3` field (6.6): a
     /// mismatch is a protocol violation.
-    pub fn verify_xxh3(&self, bytes: &[u8]) -> Result<()> {
+    pub(crate) fn verify_xxh3(&self, bytes: &[u8]) -> Result<()> {
         let got = xxhash_rust::xxh3::xxh3_64(bytes);
         if got != self.xxh3 {
             return Err(protocol(format!(
@@ -284,12 +308,12 @@ impl ArrayDesc {
         Ok(())
     }
     /// Bytes of the array; overflow is a protocol error.
-    pub fn byte_len(&self) -> Result<u64> {
+    pub(crate) fn byte_len(&self) -> Result<u64> {
         self.count
             .checked_mul(dtype_size(self.dtype)?)
             .ok_or_else(|| protocol(format!("array of kind {} is too long", self.kind)))
     }
-    pub fn end(&self) -> Result<u64> {
+    pub(crate) fn end(&self) -> Result<u64> {
         self.offset
             .checked_add(self.byte_len()?)
             .ok_or_else(|| protocol(format!("array of kind {} ends past 2^64", self.kind)))
@@ -811,27 +835,39 @@ impl Heartbeat {
 /// PONG (W -> H); also the STATS body of result 0 (without the nonce).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Pong {
+    /// The PING's nonce, echoed (0 in STATS).
     pub nonce: u64,
+    /// Calls waiting in the worker's queue.
     pub queued: u32,
+    /// The call id running now (0: none).
     pub running_call: u64,
+    /// Blocks lent to the host and not yet acknowledged.
     pub lent_blocks: u32,
+    /// Bytes of those blocks.
     pub lent_bytes: u64,
+    /// Blocks in the worker's pool, lent or free.
     pub pool_blocks: u32,
+    /// Bytes of the pool's blocks.
     pub pool_bytes: u64,
+    /// Lent blocks retired so far (their lend TTL ran out).
     pub retired_total: u64,
+    /// CONSUMED acks that named no lent block (stale or repeated), ignored.
     pub acks_ignored: u64,
+    /// The worker's resident set size.
     pub rss_bytes: u64,
+    /// The worker's epoch.
     pub epoch: u64,
+    /// Results resident in the worker.
     pub results: u32,
 }
 
 impl Pong {
-    pub fn put(&self, e: &mut Enc) {
+    pub(crate) fn put(&self, e: &mut Enc) {
         e.u64(self.nonce).u32(self.queued).u64(self.running_call).u32(self.lent_blocks);
         e.u64(self.lent_bytes).u32(self.pool_blocks).u64(self.pool_bytes).u64(self.retired_total);
         e.u64(self.acks_ignored).u64(self.rss_bytes).u64(self.epoch).u32(self.results);
     }
-    pub fn get(d: &mut Dec) -> Result<Self> {
+    pub(crate) fn get(d: &mut Dec) -> Result<Self> {
         Ok(Pong {
             nonce: d.u64()?,
             queued: d.u32()?,
@@ -869,23 +905,36 @@ pub fn get_retired(d: &mut Dec) -> Result<Vec<(u32, u64)>> {
 /// and `fallback_used` (capability `CAP_ADOPT`; decoded as 0 and false from a worker without it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ObjectiveStats {
+    /// The objective.
     pub objective: u16,
+    /// As [`UpdateStats::invalidated`](crate::UpdateStats::invalidated).
     pub invalidated: u64,
+    /// As [`UpdateStats::iterations`](crate::UpdateStats::iterations).
     pub iterations: u64,
+    /// As [`UpdateStats::epochs`](crate::UpdateStats::epochs).
     pub epochs: u64,
+    /// As [`UpdateStats::pushes`](crate::UpdateStats::pushes).
     pub pushes: u64,
+    /// As [`UpdateStats::packed_parents`](crate::UpdateStats::packed_parents).
     pub packed: bool,
+    /// As [`UpdateStats::affected`](crate::UpdateStats::affected).
     pub affected: u64,
+    /// As [`UpdateStats::fallback_used`](crate::UpdateStats::fallback_used).
     pub fallback_used: bool,
 }
 
 /// The combined step of a MOSP result in a STATS reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CombinedStats {
+    /// Edges of the combined graph.
     pub edges: u64,
+    /// L = lcm(Pref).
     pub scale: u32,
+    /// The combined search's Delta.
     pub delta: i64,
+    /// Push rounds of the combined search.
     pub iterations: u64,
+    /// Vertex expansions of the combined search.
     pub pushes: u64,
 }
 
@@ -894,15 +943,20 @@ pub struct CombinedStats {
 /// fallback_used u8}`, after the spec's fields so a host that stops there still parses it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResultStats {
+    /// 1 SSSP, 2 MOSP.
     pub kind: u8,
+    /// The worker's epoch the result is up to date with.
     pub epoch: u64,
+    /// Wall-clock time of the result's last run, in nanoseconds.
     pub compute_ns: u64,
+    /// Each objective's counters.
     pub objectives: Vec<ObjectiveStats>,
+    /// The combined step (MOSP only).
     pub combined: Option<CombinedStats>,
 }
 
 impl ResultStats {
-    pub fn put(&self, e: &mut Enc) {
+    pub(crate) fn put(&self, e: &mut Enc) {
         e.u8(self.kind).u64(self.epoch).u64(self.compute_ns).u8(self.objectives.len() as u8);
         for o in &self.objectives {
             e.u16(o.objective).u64(o.invalidated).u64(o.iterations).u64(o.epochs).u64(o.pushes).u8(o.packed as u8);
@@ -914,7 +968,7 @@ impl ResultStats {
             e.u64(o.affected).u8(o.fallback_used as u8);
         }
     }
-    pub fn get(d: &mut Dec) -> Result<Self> {
+    pub(crate) fn get(d: &mut Dec) -> Result<Self> {
         let kind = d.u8()?;
         if kind != 1 && kind != 2 {
             return Err(protocol(format!("STATS of a result of kind {kind}")));

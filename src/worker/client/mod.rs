@@ -196,6 +196,7 @@ impl Client {
         Ok(client)
     }
 
+    /// The host-side counters.
     pub fn counters(&self) -> &HostCounters {
         &self.counters
     }
@@ -205,10 +206,12 @@ impl Client {
         self.core.lock().conn.as_ref().map(|c| c.child.id())
     }
 
+    /// The current worker generation (see [`HostCounters::generation`]).
     pub fn generation(&self) -> u32 {
         self.counters.generation.load(Ordering::SeqCst)
     }
 
+    /// The resident graph, if one is loaded.
     pub fn graph_info(&self) -> Option<GraphInfo> {
         self.core.lock().graph
     }

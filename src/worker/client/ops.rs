@@ -368,6 +368,7 @@ impl Client {
         v.i64s(kind).map(copy_out).ok_or_else(|| protocol(format!("array kind {kind} missing or not I64")))
     }
 
+    /// As [`copy_i64`](Self::copy_i64), for an i32 array.
     pub fn copy_i32(&self, result: u64, kind: u16, objective: usize) -> Result<Vec<i32>> {
         let v = self.view(result, 1 << (kind - 1), objective)?;
         v.i32s(kind).map(copy_out).ok_or_else(|| protocol(format!("array kind {kind} missing or not I32")))

@@ -9,13 +9,17 @@ pub struct WorkerOptions {
     /// The executable; `None` = `$DYNG_WORKER`, else the installation's (see
     /// [`resolve_worker_path`](crate::worker::resolve_worker_path)).
     pub worker_path: Option<PathBuf>,
+    /// How long a spawn and its handshake may take.
     pub spawn_timeout: Duration,
+    /// How often a busy worker sends a heartbeat; the worker takes at least 10 ms.
     pub heartbeat_ms: u32,
     /// A running call with no frame for this long means a hung worker.
     pub hang_timeout: Duration,
     /// Deadline of every call; `None` = no deadline.
     pub call_timeout: Option<Duration>,
+    /// How long a cancelled call may take to stop before the worker is killed.
     pub cancel_grace: Duration,
+    /// How long the worker keeps a lent block that no ack came back for, then retires it.
     pub lend_ttl_ms: u32,
     /// Limit on bytes lent and not yet acknowledged; 0 = no limit.
     pub max_lent_bytes: u64,
@@ -34,9 +38,11 @@ pub struct WorkerOptions {
     /// ("unstable"). Default 3 in 60 s (13.3); `usize::MAX` turns the guard off (the chaos
     /// soak kills on purpose).
     pub crash_loop_deaths: usize,
+    /// The window of `crash_loop_deaths`.
     pub crash_loop_window: Duration,
     /// 0 AUTO, 1 CPU, 2 CUDA.
     pub backend: u8,
+    /// Accept a worker of another build of dyng (normally refused at the handshake).
     pub allow_build_skew: bool,
     /// XXH3-64 checksums of every array in both directions (6.6, `strict_flags.CHECKSUMS`): the
     /// worker hashes its replies and the host verifies them before handing out a view, the host
@@ -75,12 +81,19 @@ impl Default for WorkerOptions {
 /// Counters of the host side (13.3), for tests and diagnostics.
 #[derive(Debug, Default)]
 pub struct HostCounters {
+    /// The running worker's generation: 1 for the first spawn, one more per respawn.
     pub generation: AtomicU32,
+    /// Workers respawned after a death.
     pub restarts: AtomicU64,
+    /// Views alive now (lent blocks mapped and not yet dropped).
     pub live_replies: AtomicU64,
+    /// CONSUMED acks sent for dropped views.
     pub acks_sent: AtomicU64,
+    /// Acks not sent: their worker generation was gone, or the send failed.
     pub acks_dropped: AtomicU64,
+    /// Blocks the worker reported retired (BLOCK_RETIRED entries).
     pub retired_seen: AtomicU64,
+    /// Heartbeats received.
     pub heartbeats: AtomicU64,
     /// Checkpoints that replaced the journal's base (12.3).
     pub checkpoints: AtomicU64,
@@ -91,19 +104,26 @@ pub struct HostCounters {
 /// Facts about the graph resident in the worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GraphInfo {
+    /// Vertices.
     pub n: usize,
+    /// Edges.
     pub m: usize,
+    /// Objectives (weights per edge).
     pub k: usize,
+    /// The worker's epoch right after the graph was loaded (every LOAD_GRAPH and UPDATE
+    /// advances it).
     pub epoch: u64,
 }
 
 /// A result resident in the worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RemoteResult {
+    /// The worker's id of the result, what the calls on it take.
     pub id: u64,
     /// Objectives of a MOSP result (0 for SSSP).
     pub k: usize,
     /// The combined graph's scale L (MOSP only).
     pub scale: u32,
+    /// The worker's epoch the result is up to date with.
     pub epoch: u64,
 }
