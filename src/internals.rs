@@ -4,7 +4,6 @@
 
 pub use crate::sssp::workspace::Workspace;
 pub use crate::worker::server::run_from_env as worker_main;
-pub use crate::worker::messages::{BACKEND_CPU, BACKEND_CUDA, BACKEND_SEQUENTIAL};
 pub use crate::worker::sys::{pidfd_open, pidfd_signal, poll_in};
 
 /// The CUDA backend's parts, for its own tests.

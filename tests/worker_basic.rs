@@ -142,7 +142,7 @@ fn thousand_views_with_prompt_release_keep_the_pool_constant() {
 #[test]
 fn ttl_retires_a_leaked_view_which_stays_readable_and_unchanged() {
     let _serial = serial();
-    let o = WorkerOptions { lend_ttl_ms: 200, heartbeat_ms: 50, ..opts() };
+    let o = WorkerOptions { lend_ttl: Duration::from_millis(200), heartbeat: Duration::from_millis(50), ..opts() };
     let c = Client::spawn(o).unwrap();
     let g = grid(30, 30, 1, 3);
     c.load_graph(&g).unwrap();
@@ -240,7 +240,7 @@ fn killed_worker_is_replaced_and_replayed_and_nothing_leaks() {
 #[test]
 fn stopped_worker_is_reported_hung_within_the_timeout() {
     let _serial = serial();
-    let o = WorkerOptions { hang_timeout: Duration::from_millis(500), heartbeat_ms: 100, journal: false, ..opts() };
+    let o = WorkerOptions { hang_timeout: Duration::from_millis(500), heartbeat: Duration::from_millis(100), journal: false, ..opts() };
     let c = Client::spawn(o).unwrap();
     c.load_graph(&grid(10, 10, 1, 6)).unwrap();
     let pid = c.worker_pid().unwrap();
@@ -594,7 +594,7 @@ fn result_stats_equal_in_process_on_the_sequential_engine() {
         .collect();
     let mut m = MospResult::from_trees(&res, &lg, src, trees, &[]).unwrap();
     let mut s = SsspResult::compute(&res, &lg, src, 2, &sopt).unwrap();
-    let c = Client::spawn(WorkerOptions { backend: dyng::internals::BACKEND_SEQUENTIAL, ..opts() }).unwrap();
+    let c = Client::spawn(WorkerOptions { backend: Some(dyng::Backend::Sequential), ..opts() }).unwrap();
     c.load_graph(&lg.to_csr()).unwrap();
     let rm = c.adopt_mosp(src, &tree_slices(&inp.init), false, &vec![None; k], dyng::Fallback::AdaptiveCounted, &[]).unwrap();
     let rs = c.sssp_compute(src, 2, &sopt).unwrap();
@@ -632,7 +632,7 @@ fn the_fallback_policy_reaches_the_worker_and_survives_checkpoints() {
     use dyng::Fallback;
     let g0 = grid(70, 70, 2, 11);
     let res = Resources::sequential();
-    let c = Client::spawn(WorkerOptions { backend: dyng::internals::BACKEND_SEQUENTIAL, checkpoint_batches: 1, ..opts() }).unwrap();
+    let c = Client::spawn(WorkerOptions { backend: Some(dyng::Backend::Sequential), checkpoint_batches: 1, ..opts() }).unwrap();
     c.load_graph(&g0).unwrap();
     let mut lg = Graph::new(g0.clone());
     let policies = [Fallback::Adaptive, Fallback::Never, Fallback::Always, Fallback::AdaptiveCounted];

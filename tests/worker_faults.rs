@@ -284,7 +284,7 @@ fn death_during_ttl_retire(action: &str) {
     let (shm0, fds0) = (shm_listing(), self_fd_count());
     let g = grid(20, 20, 1, 17);
     let expect = dyng::SsspResult::compute(&Resources::sequential(), &Graph::new(g.clone()), 0, 0, &Default::default()).unwrap();
-    let o = WorkerOptions { lend_ttl_ms: 100, heartbeat_ms: 20, ..with_fault(&format!("W8:{action}:1:1")) };
+    let o = WorkerOptions { lend_ttl: Duration::from_millis(100), heartbeat: Duration::from_millis(20), ..with_fault(&format!("W8:{action}:1:1")) };
     let c = Client::spawn(o).unwrap();
     c.load_graph(&g).unwrap();
     let r = c.sssp_compute(0, 0, &Default::default()).unwrap();
@@ -546,7 +546,7 @@ fn a_worker_without_the_adopt_capability_gives_not_supported() {
     let _serial = serial(); // the leak checks of the other tests count this process's fds
     let mut o = WorkerOptions { checkpoint_batches: 1, ..opts() };
     o.env.push(("DYNG_TEST_NO_ADOPT".into(), "1".into()));
-    o.backend = dyng::internals::BACKEND_SEQUENTIAL; // downgraded to CPU for this worker
+    o.backend = Some(dyng::Backend::Sequential); // downgraded to CPU for this worker
     let c = Client::spawn(o).unwrap();
     let g = grid(6, 6, 1, 3);
     c.load_graph(&g).unwrap();

@@ -22,7 +22,6 @@ pub(crate) use update::StatsSink;
 use crate::error::Result;
 use crate::graph::Csr;
 use crate::resources::{Backend, Resources, ResourcesOptions};
-use crate::worker::messages::{BACKEND_CPU, BACKEND_CUDA, BACKEND_SEQUENTIAL};
 use crate::worker::WorkerOptions;
 use std::sync::Arc;
 use worker::WorkerHost;
@@ -44,15 +43,6 @@ pub(crate) struct Session {
     place: Placement,
 }
 
-/// The worker protocol's number for `backend`.
-fn wire_backend(backend: Backend) -> u8 {
-    match backend {
-        Backend::Sequential => BACKEND_SEQUENTIAL,
-        Backend::Parallel => BACKEND_CPU,
-        Backend::Cuda => BACKEND_CUDA,
-    }
-}
-
 impl Session {
     /// Work runs in this process on `res`.
     pub(crate) fn local(res: Resources) -> Self {
@@ -64,7 +54,7 @@ impl Session {
     /// first call; the worker is spawned on first use.
     pub(crate) fn worker(backend: Backend, mut opts: WorkerOptions) -> Result<Self> {
         crate::worker::resolve_worker_path(opts.worker_path.as_deref())?;
-        opts.backend = wire_backend(backend);
+        opts.backend = Some(backend);
         // Sequential, so that a worker session starts no thread pool here.
         let res = Resources::new(&ResourcesOptions { backend: Backend::Sequential, num_threads: 1, device: 0 })?;
         Ok(Session { res, place: Placement::Worker(Arc::new(WorkerHost::new(opts))) })

@@ -10,7 +10,6 @@
 use crate::fmt::ms_since;
 use dyng::io::case::MospInputs;
 use dyng::io::outputs::{stats_text, write_outputs, MospArrays};
-use dyng::internals::{BACKEND_CPU, BACKEND_CUDA, BACKEND_SEQUENTIAL};
 use dyng::worker::{kind, Client, WorkerOptions};
 use dyng::Error;
 use std::path::Path;
@@ -31,11 +30,11 @@ pub struct Job<'a> {
 pub fn run(inp: &MospInputs, job: &Job<'_>) -> dyng::Result<()> {
     let t0 = Instant::now();
     let backend = match job.backend {
-        crate::BackendArg::Sequential => BACKEND_SEQUENTIAL,
-        crate::BackendArg::Parallel => BACKEND_CPU,
-        crate::BackendArg::Cuda => BACKEND_CUDA,
+        crate::BackendArg::Sequential => dyng::Backend::Sequential,
+        crate::BackendArg::Parallel => dyng::Backend::Parallel,
+        crate::BackendArg::Cuda => dyng::Backend::Cuda,
     };
-    let client = Client::spawn(WorkerOptions { backend, ..WorkerOptions::default() })?;
+    let client = Client::spawn(WorkerOptions { backend: Some(backend), ..WorkerOptions::default() })?;
     client.load_graph(&inp.graph.to_csr())?;
     let trees: Vec<(&[i64], &[i32])> = inp.init.iter().map(|(d, p)| (&d[..], &p[..])).collect();
     let bounds = crate::mosp::weight_bounds(inp);

@@ -15,6 +15,7 @@ mod spawn;
 mod view;
 
 pub use options::{GraphInfo, HostCounters, RemoteResult, WorkerOptions};
+use options::wire_ms;
 use spawn::probe_platform;
 pub use view::View;
 use ops::*;

@@ -2,6 +2,7 @@
 //! host counters, the resident graph and results.
 
 use super::*;
+use crate::resources::Backend;
 
 /// How to run the worker. `Default` gives the spec's defaults (13.3).
 #[derive(Debug, Clone)]
@@ -11,16 +12,18 @@ pub struct WorkerOptions {
     pub worker_path: Option<PathBuf>,
     /// How long a spawn and its handshake may take.
     pub spawn_timeout: Duration,
-    /// How often a busy worker sends a heartbeat; the worker takes at least 10 ms.
-    pub heartbeat_ms: u32,
+    /// How often a busy worker sends a heartbeat; the worker takes at least 10 ms. Sent in
+    /// whole milliseconds.
+    pub heartbeat: Duration,
     /// A running call with no frame for this long means a hung worker.
     pub hang_timeout: Duration,
     /// Deadline of every call; `None` = no deadline.
     pub call_timeout: Option<Duration>,
     /// How long a cancelled call may take to stop before the worker is killed.
     pub cancel_grace: Duration,
-    /// How long the worker keeps a lent block that no ack came back for, then retires it.
-    pub lend_ttl_ms: u32,
+    /// How long the worker keeps a lent block that no ack came back for, then retires it. Sent
+    /// in whole milliseconds.
+    pub lend_ttl: Duration,
     /// Limit on bytes lent and not yet acknowledged; 0 = no limit.
     pub max_lent_bytes: u64,
     /// Keep the journal that rebuilds a restarted worker (12.2).
@@ -40,8 +43,8 @@ pub struct WorkerOptions {
     pub crash_loop_deaths: usize,
     /// The window of `crash_loop_deaths`.
     pub crash_loop_window: Duration,
-    /// 0 AUTO, 1 CPU, 2 CUDA.
-    pub backend: u8,
+    /// The worker's engine; `None` leaves the choice to the worker (the parallel engine).
+    pub backend: Option<Backend>,
     /// Accept a worker of another build of dyng (normally refused at the handshake).
     pub allow_build_skew: bool,
     /// XXH3-64 checksums of every array in both directions (6.6, `strict_flags.CHECKSUMS`): the
@@ -53,16 +56,33 @@ pub struct WorkerOptions {
     pub env: Vec<(String, String)>,
 }
 
+impl WorkerOptions {
+    /// WELCOME `backend`: the protocol's number for [`backend`](Self::backend).
+    pub(crate) fn wire_backend(&self) -> u8 {
+        match self.backend {
+            None => BACKEND_AUTO,
+            Some(Backend::Sequential) => BACKEND_SEQUENTIAL,
+            Some(Backend::Parallel) => BACKEND_CPU,
+            Some(Backend::Cuda) => BACKEND_CUDA,
+        }
+    }
+}
+
+/// A duration in whole milliseconds, as WELCOME carries it (saturating at `u32::MAX`).
+pub(crate) fn wire_ms(d: Duration) -> u32 {
+    u32::try_from(d.as_millis()).unwrap_or(u32::MAX)
+}
+
 impl Default for WorkerOptions {
     fn default() -> Self {
         WorkerOptions {
             worker_path: None,
             spawn_timeout: Duration::from_secs(30),
-            heartbeat_ms: 500,
+            heartbeat: Duration::from_millis(500),
             hang_timeout: Duration::from_secs(10),
             call_timeout: None,
             cancel_grace: Duration::from_secs(2),
-            lend_ttl_ms: 60_000,
+            lend_ttl: Duration::from_secs(60),
             max_lent_bytes: 0,
             journal: true,
             checkpoint_batches: 64,
@@ -70,7 +90,7 @@ impl Default for WorkerOptions {
             max_retries: 1,
             crash_loop_deaths: 3,
             crash_loop_window: Duration::from_secs(60),
-            backend: BACKEND_AUTO,
+            backend: None,
             allow_build_skew: false,
             checksums: false,
             env: Vec::new(),

@@ -138,11 +138,11 @@ impl Client {
             generation,
             max_outstanding: 1,
             max_lent_bytes: self.opts.max_lent_bytes,
-            lend_ttl_ms: self.opts.lend_ttl_ms,
-            heartbeat_ms: self.opts.heartbeat_ms,
+            lend_ttl_ms: wire_ms(self.opts.lend_ttl),
+            heartbeat_ms: wire_ms(self.opts.heartbeat),
             log_rate_per_s: 0,
             strict_flags: if self.opts.checksums { STRICT_CHECKSUMS } else { 0 },
-            backend: self.opts.backend,
+            backend: self.opts.wire_backend(),
             next_result_id: core.max_result_id + 1,
         };
         // The sequential engine is an extension value: a worker without it gets the spec's CPU.
