@@ -76,6 +76,7 @@ pub(crate) mod cuda;
 pub mod resources;
 pub mod sssp;
 pub(crate) mod session;
+mod stats;
 pub mod update;
 pub mod worker;
 

@@ -10,7 +10,7 @@ pub(crate) use crate::cuda::ChangeSet;
 use crate::cuda::{CudaEngine, DeviceGraph};
 use crate::error::Result;
 use crate::graph::{Csr, Graph};
-use crate::sssp::UpdateStats;
+use crate::stats::UpdateStats;
 use std::sync::Arc;
 
 /// The device of a handle.

@@ -5,9 +5,11 @@
 //! workspace pool from which every engine run leases its scratch memory.
 
 pub(crate) mod device;
+pub(crate) mod team_choice;
 
 use crate::error::{Error, Result};
 use device::Device;
+use team_choice::TeamChoice;
 use crate::pool::WorkspacePool;
 use std::sync::Arc;
 
@@ -57,8 +59,8 @@ struct Inner {
     workspaces: WorkspacePool,
     /// One engine team at a time on the thread pool (see `sssp::exec::Parallel`).
     team_lock: parking_lot::Mutex<()>,
-    /// Whether a search runs as a team or on one member (see `sssp::team_choice`).
-    team_choice: crate::sssp::team_choice::TeamChoice,
+    /// Whether a search runs as a team or on one member (see `team_choice`).
+    team_choice: TeamChoice,
 }
 
 /// The execution context. Clones share the thread pool and the workspace pool.
@@ -213,7 +215,7 @@ impl Resources {
         &self.inner.team_lock
     }
 
-    pub(crate) fn team_choice(&self) -> &crate::sssp::team_choice::TeamChoice {
+    pub(crate) fn team_choice(&self) -> &TeamChoice {
         &self.inner.team_choice
     }
 
@@ -236,12 +238,6 @@ impl Resources {
     /// Bytes held by idle workspaces.
     pub fn workspace_bytes(&self) -> usize {
         self.inner.workspaces.idle_bytes()
-    }
-
-    /// Allocates an SSSP workspace for up to `n` vertices now and keeps it idle in the pool, so that
-    /// the next run on that many vertices does not allocate (see `dyng_reserve_workspace`).
-    pub fn reserve_workspace(&self, n: usize) {
-        crate::sssp::lease_workspace(self, n).give_back();
     }
 
     /// Frees every idle workspace.

@@ -30,7 +30,7 @@ use super::run::{touch, OutView, Run};
 use super::near_far::Search;
 use super::exec::Exec;
 use super::packing::Packing;
-use super::stats::UpdateStats;
+use crate::stats::UpdateStats;
 use super::workspace::{Appender, Workspace};
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 

@@ -8,7 +8,7 @@
 //! phases, so a round costs two barriers rather than a fork-join of the pool (the OpenMP and CUDA
 //! programs' design). A sequential team has one member and no barrier.
 
-use super::team_choice::{SearchKind, TeamChoice};
+use crate::resources::team_choice::{SearchKind, TeamChoice};
 use parking_lot::Mutex;
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicU8, AtomicUsize, Ordering, Ordering::Relaxed};

@@ -14,8 +14,6 @@ pub(crate) mod packing;
 mod predict;
 pub(crate) mod prefetch;
 pub(crate) mod run;
-pub(crate) mod team_choice;
-pub mod stats;
 pub(crate) mod validate;
 pub(crate) mod workspace;
 
@@ -26,8 +24,8 @@ use packing::Packing;
 use run::{Changes, InView, OutView};
 use std::sync::Arc;
 
-pub use stats::{default_delta, UpdateStats};
-pub(crate) use stats::graph_delta;
+pub use crate::stats::{default_delta, UpdateStats, Visits};
+pub(crate) use crate::stats::graph_delta;
 
 pub(crate) use workspace::Workspace;
 
@@ -67,6 +65,15 @@ pub(crate) fn lease_workspace(res: &Resources, n: usize) -> Lease<'_, Workspace>
         res.workspaces().note_growth();
     }
     ws
+}
+
+// Here rather than in `resources`, which stays below the engines and knows no workspace type.
+impl Resources {
+    /// Allocates an SSSP workspace for up to `n` vertices now and keeps it idle in the pool, so that
+    /// the next run on that many vertices does not allocate (see `dyng_reserve_workspace`).
+    pub fn reserve_workspace(&self, n: usize) {
+        lease_workspace(self, n).give_back();
+    }
 }
 
 /// When an update restarts the search from the source instead of repairing the tree.

@@ -6,8 +6,8 @@ use super::run::{touch, Generations, Run, GRAIN_LIST, GRAIN_VERTICES};
 use super::exec::{Exec, Team};
 use super::packing::PACKED_INF;
 use super::prefetch::ask_expansion;
-use super::stats::UpdateStats;
-use super::team_choice::SearchKind;
+use crate::stats::UpdateStats;
+use crate::resources::team_choice::SearchKind;
 use super::workspace::{Appender, VertexList, Workspace};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 

@@ -4,7 +4,7 @@
 
 use super::exec::Exec;
 use super::packing::{Packing, PACKED_INF};
-use super::stats::UpdateStats;
+use crate::stats::UpdateStats;
 use super::workspace::{Appender, Workspace};
 use crate::error::Result;
 use std::sync::atomic::{AtomicI32, AtomicI64, Ordering::Relaxed};
