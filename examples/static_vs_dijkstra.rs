@@ -2,7 +2,7 @@
 //! baseline on the generated 1000 x 1000 grid (K = 1), medians of five runs measured alternately.
 
 use dyng::graph::dijkstra::dijkstra;
-use dyng::io::graphgen::grid;
+use dyng::io::generators::graphgen::grid;
 use dyng::{Csr, Graph, Resources, SsspOptions, SsspResult, WeightLayout};
 use std::time::Instant;
 

@@ -10,8 +10,8 @@
 //! (rgg_n_2_20, source 0); size of each
 //! batch (10000); batches in the stream (12).
 
-use dyng::io::changegen::{generate_changes, ChangeOptions};
-use dyng::io::{graphgen, mtx};
+use dyng::io::generators::changegen::{generate_changes, ChangeOptions};
+use dyng::io::{formats::mtx, generators::graphgen};
 use dyng::{Csr, Graph, MospOptions, MospResult, Resources, WeightLayout};
 use std::path::Path;
 use std::time::Instant;

@@ -7,8 +7,8 @@
 //! `../shared/data`, source 0) or `grid` (1000x1000, source 0) or `rgg` (rgg_n_2_20, source 0); size of the batch (10000);
 //! objective (0). Batches come from the original change generator (seed 777).
 
-use dyng::io::changegen::{generate_changes, ChangeOptions};
-use dyng::io::{dimacs, graphgen, mtx, CsrText};
+use dyng::io::generators::changegen::{generate_changes, ChangeOptions};
+use dyng::io::{formats::{dimacs, mtx}, generators::graphgen, CsrText};
 use dyng::{Csr, Fallback, Graph, Resources, SsspOptions, SsspResult, WeightLayout};
 use std::path::Path;
 use std::time::Instant;

@@ -450,7 +450,7 @@ impl Ctx<'_> {
 /// use dyng::{update_one, Batch, Csr, Graph, Resources, SsspOptions, SsspResult, WeightLayout};
 ///
 /// // A 3 x 3 grid (vertex y * 3 + x), weights in [1, 9].
-/// let t = dyng::io::graphgen::grid(3, 3, 1, 1, 9, 42)?;
+/// let t = dyng::io::generators::graphgen::grid(3, 3, 1, 1, 9, 42)?;
 /// let mut g = Graph::new(Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor)?);
 /// let res = Resources::sequential();
 /// let opt = SsspOptions::default();
@@ -522,8 +522,8 @@ mod tests {
     /// each touched vertex once, near-far some of them again).
     #[test]
     fn a_team_and_one_member_give_the_same_trees() {
-        use crate::io::changegen::{generate_changes, ChangeOptions};
-        let t = crate::io::graphgen::grid(70, 70, 1, 1, 100, 3).unwrap();
+        use crate::io::generators::changegen::{generate_changes, ChangeOptions};
+        let t = crate::io::generators::graphgen::grid(70, 70, 1, 1, 100, 3).unwrap();
         let csr = Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, crate::WeightLayout::EdgeMajor).unwrap();
         let res = Resources::parallel(2).unwrap();
         let mut runs = Vec::new();
@@ -555,8 +555,8 @@ mod tests {
     /// that cut vertices off, shortcuts that lower the farthest ones).
     #[test]
     fn a_known_largest_distance_is_the_trees_largest() {
-        use crate::io::changegen::{generate_changes, ChangeOptions};
-        let t = crate::io::graphgen::grid(70, 70, 1, 1, 100, 7).unwrap();
+        use crate::io::generators::changegen::{generate_changes, ChangeOptions};
+        let t = crate::io::generators::graphgen::grid(70, 70, 1, 1, 100, 7).unwrap();
         let csr = Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, crate::WeightLayout::EdgeMajor).unwrap();
         for threads in [1, 2] {
             let res = Resources::parallel(threads).unwrap();

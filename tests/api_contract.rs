@@ -4,7 +4,7 @@
 
 mod common;
 
-use dyng::io::graphgen::grid;
+use dyng::io::generators::graphgen::grid;
 use dyng::internals::Workspace;
 use dyng::{
     Batch, Csr, Error, Graph, MospOptions, MospResult, Resources, ResultMut, SsspOptions, SsspResult, UpdateStats,
@@ -188,7 +188,7 @@ fn unverified_adoption_finds_canonical_trees() {
 /// A deferred MOSP result combines once, in its first update, into what a combined one gives.
 #[test]
 fn a_deferred_mosp_result_combines_in_its_first_update() {
-    use dyng::io::changegen::{generate_changes, ChangeOptions};
+    use dyng::io::generators::changegen::{generate_changes, ChangeOptions};
     for res in [Resources::sequential(), Resources::parallel(2).unwrap()] {
         let mut g1 = grid_graph(40, 3);
         let mut g2 = grid_graph(40, 3);
@@ -675,7 +675,7 @@ fn a_mosp_update_repairs_its_combined_tree_into_the_one_a_fresh_combine_builds()
     // 4,900 vertices (the adaptive policy's size), batches drawn by the original generator from
     // the current state, local ones repaired: after each update the combined tree and the path
     // costs equal those of a MOSP computed on the updated graph, on one thread and on two.
-    use dyng::io::changegen::{generate_changes, ChangeOptions};
+    use dyng::io::generators::changegen::{generate_changes, ChangeOptions};
     for threads in [1, 2] {
         let res = Resources::parallel(threads).unwrap();
         let mut g = grid_graph(70, 3);

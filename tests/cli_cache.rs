@@ -27,7 +27,7 @@ fn read_out(dir: &Path) -> Vec<Vec<u8>> {
 fn a_damaged_cache_is_rebuilt_not_used() {
     let dir = std::env::temp_dir().join(format!("dyng-cli-cache-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let t = dyng::io::graphgen::grid(12, 12, 2, 1, 9, 3).unwrap();
+    let t = dyng::io::generators::graphgen::grid(12, 12, 2, 1, 9, 3).unwrap();
     let g = dyng::Csr::from_arrays(t.n, 2, t.row_ptr, t.col_ind, &t.weights, dyng::WeightLayout::EdgeMajor).unwrap();
     let mut b = dyng::Batch::new(2);
     b.insert(0, 77, &[1, 1]);

@@ -52,7 +52,7 @@ fn role_full_disk() {
     // room than the first's free, so an in-place rewrite runs out of room too.
     let scratch = std::env::temp_dir().join(format!("dyng-full-disk-{}", std::process::id()));
     let case = |side: usize| {
-        let t = dyng::io::graphgen::grid(side, side, 3, 1, 50, side as u32).unwrap();
+        let t = dyng::io::generators::graphgen::grid(side, side, 3, 1, 50, side as u32).unwrap();
         let g = dyng::Csr::from_arrays(t.n, 3, t.row_ptr, t.col_ind, &t.weights, dyng::WeightLayout::EdgeMajor).unwrap();
         let mut b = dyng::Batch::new(3);
         for v in 0..20 {

@@ -14,7 +14,7 @@ mod skip;
 
 use dyng::internals::cuda::{self, ChangeSet, CudaEngine};
 use dyng::graph::Rows;
-use dyng::io::changegen::{generate_changes, ChangeMode, ChangeOptions};
+use dyng::io::generators::changegen::{generate_changes, ChangeMode, ChangeOptions};
 use dyng::resources::pool::WorkspacePool;
 use dyng::{update, Backend, Batch, Csr, Graph, MospOptions, MospResult, Resources, ResourcesOptions, SsspOptions, SsspResult, WeightLayout, DISTANCE_INF};
 use std::collections::BinaryHeap;
@@ -163,7 +163,7 @@ fn two_threads_two_streams_share_one_pool() {
 
 /// A road-like grid of `side`^2 vertices with K objectives.
 fn grid_graph(side: usize, k: usize, seed: u32) -> Graph {
-    let t = dyng::io::graphgen::grid(side, side, k, 1, 100, seed).unwrap();
+    let t = dyng::io::generators::graphgen::grid(side, side, k, 1, 100, seed).unwrap();
     Graph::new(Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor).unwrap())
 }
 

@@ -11,7 +11,7 @@ mod common;
 
 use common::*;
 use dyng::ffi::*;
-use dyng::io::case::{read_mosp_inputs, CasePaths};
+use dyng::io::driver::case::{read_mosp_inputs, CasePaths};
 use dyng::{Csr, SsspOptions, SsspResult};
 use std::ptr;
 

@@ -1038,7 +1038,7 @@ fn paths_that_are_not_utf8_are_accepted() {
         // The text files hold edge-major weights.
         weights: (0..ci.len()).flat_map(|e| (0..K).map(move |j| (e, j))).map(|(e, j)| wt[j * ci.len() + e]).collect(),
     };
-    dyng::io::csr_text::write_csr_triplet(&prefix, &text).unwrap();
+    dyng::io::formats::csr_text::write_csr_triplet(&prefix, &text).unwrap();
     let (mut g, mut b) = (null_mut(), null_mut());
     // SAFETY: NUL-terminated paths, writable outputs; the handles are freed.
     unsafe {

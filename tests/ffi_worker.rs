@@ -486,7 +486,7 @@ fn the_host_copy_of_a_worker_graph_follows_a_stream_of_batches() {
     // in-process handle holds after the same batches, and `dyng_release_workspaces` frees its
     // spare arrays with the worker's.
     let w = objective_major();
-    let mut rng = dyng::io::rng::Mt19937::new(5);
+    let mut rng = dyng::io::generators::rng::Mt19937::new(5);
     // SAFETY: the C ABI's contracts, as in the tests above.
     unsafe {
         let res = worker_resources();

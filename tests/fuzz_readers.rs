@@ -6,7 +6,7 @@
 
 mod common;
 
-use dyng::io::{batch_files, cache, case, csr_text, dimacs, mtx, trees};
+use dyng::io::{driver::case, formats::{batch_files, cache, csr_text, dimacs, mtx, trees}};
 use dyng::{ErrorKind, MospResult, Resources, SsspOptions, SsspResult};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -123,7 +123,7 @@ fn fuzz_matrix_market() {
 fn fuzz_cache() {
     let edit = (any::<prop::sample::Index>(), prop_oneof![Just(0u8), Just(1), Just(2), Just(3)], any::<u8>());
     fuzz("cache", (prop::collection::vec(edit, 1..4), 2usize..7), |dir, (edits, side)| {
-        let t = dyng::io::graphgen::grid(side, side, 2, 1, 9, side as u32).unwrap();
+        let t = dyng::io::generators::graphgen::grid(side, side, 2, 1, 9, side as u32).unwrap();
         let prefix = dir.join("g");
         csr_text::write_csr_triplet(&prefix, &t).unwrap();
         let c = dir.join("g.bin");

@@ -8,8 +8,8 @@ mod skip;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use dyng::io::changegen::{generate_changes, ChangeMode, ChangeOptions};
-use dyng::io::mtx::mtx_to_csr;
+use dyng::io::generators::changegen::{generate_changes, ChangeMode, ChangeOptions};
+use dyng::io::formats::mtx::mtx_to_csr;
 use dyng::io::CsrText;
 use dyng::{Batch, Csr, WeightLayout};
 use sha2::{Digest, Sha256};

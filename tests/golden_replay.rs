@@ -8,8 +8,8 @@
 mod common;
 
 use common::*;
-use dyng::io::case::{read_mosp_inputs, CasePaths, MospInputs};
-use dyng::io::outputs::{mosp_output_files, mosp_stats_text};
+use dyng::io::driver::case::{read_mosp_inputs, CasePaths, MospInputs};
+use dyng::io::driver::outputs::{mosp_output_files, mosp_stats_text};
 use dyng::{MospResult, Resources, ResultMut, SsspOptions, SsspResult};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -168,8 +168,8 @@ fn sssp_results_updated_together() {
                 let sums: BTreeMap<_, _> = case.expected_sums().into_iter().collect();
                 let stats = case.expected_stats();
                 for (j, t) in trees.iter().enumerate() {
-                    let d = dyng::io::trees::format_distances(t.distances());
-                    let p = dyng::io::trees::format_parents(t.parents());
+                    let d = dyng::io::formats::trees::format_distances(t.distances());
+                    let p = dyng::io::formats::trees::format_parents(t.parents());
                     if sha256_hex(&d) != sums[&format!("obj{j}/distancesUpdated.txt")]
                         || sha256_hex(&p) != sums[&format!("obj{j}/SSSPTreeUpdated.txt")]
                     {

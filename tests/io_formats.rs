@@ -7,9 +7,9 @@ mod skip;
 
 use std::path::{Path, PathBuf};
 
-use dyng::io::csr_text::{read_csr_triplet, triplet_paths, write_csr_triplet};
-use dyng::io::trees::{read_distances, read_parents, write_distances, write_parents};
-use dyng::io::{batch_files, cache, dimacs, CsrText};
+use dyng::io::formats::csr_text::{read_csr_triplet, triplet_paths, write_csr_triplet};
+use dyng::io::formats::trees::{read_distances, read_parents, write_distances, write_parents};
+use dyng::io::{formats::{batch_files, cache, dimacs}, CsrText};
 use dyng::{Batch, Error};
 use proptest::prelude::*;
 use sha2::{Digest, Sha256};

@@ -2,8 +2,8 @@
 //! (changed in place where the trees' parents changed, or built afresh) and the path costs
 //! (rewritten below the touched vertices only) must equal a MOSP result computed from scratch.
 
-use dyng::io::changegen::{generate_changes, ChangeOptions};
-use dyng::io::graphgen;
+use dyng::io::generators::changegen::{generate_changes, ChangeOptions};
+use dyng::io::generators::graphgen;
 use dyng::{Csr, Graph, MospOptions, MospResult, Resources, WeightLayout};
 
 fn stream(res: &Resources, preferences: Vec<u32>) {

@@ -5,7 +5,7 @@
 //! engine with fresh ones.
 
 use dyng::graph::dijkstra::dijkstra;
-use dyng::io::rng::Mt19937;
+use dyng::io::generators::rng::Mt19937;
 use dyng::{Batch, Csr, Fallback, Graph, MospOptions, MospResult, Resources, SsspOptions, SsspResult};
 
 /// Rows of (head, weights), changed as the originals' apply does, written the plain way.

@@ -1,8 +1,8 @@
 //! An update costs what the batch changes, not what the graph holds: checked by the engines' own
 //! counters (`UpdateStats::visits`, `pushes`), without a clock.
 
-use dyng::io::changegen::{generate_changes, ChangeMode, ChangeOptions};
-use dyng::io::graphgen::grid;
+use dyng::io::generators::changegen::{generate_changes, ChangeMode, ChangeOptions};
+use dyng::io::generators::graphgen::grid;
 use dyng::{Csr, Fallback, Graph, MospOptions, MospResult, Resources, SsspOptions, SsspResult, WeightLayout};
 
 fn grid_graph(side: usize, k: usize) -> Graph {

@@ -36,8 +36,8 @@ fn golden_cases_through_the_worker_equal_in_process() {
     let mut checked = 0;
     for case in common::cases(&common::local_golden().join("small")).iter().filter(|c| !c.is_error()).take(15) {
         let (source, pref) = (case.source, case.pref.clone());
-        let paths = dyng::io::case::CasePaths { graph: &case.graph, changes: &case.changes, init: &case.init, cache: None };
-        let Ok(inp) = dyng::io::case::read_mosp_inputs(&paths, case.k, source) else { continue };
+        let paths = dyng::io::driver::case::CasePaths { graph: &case.graph, changes: &case.changes, init: &case.init, cache: None };
+        let Ok(inp) = dyng::io::driver::case::read_mosp_inputs(&paths, case.k, source) else { continue };
         let dir = &case.dir;
         let mut g = Graph::new(inp.graph.to_csr());
         let mopt = MospOptions { k: Some(inp.k), preferences: pref.clone(), ..Default::default() };
@@ -489,10 +489,10 @@ fn role_out_of_fds() {
 }
 
 /// A golden case whose initial trees are not canonical (MANIFEST init = perturbed).
-fn perturbed_case() -> dyng::io::case::MospInputs {
+fn perturbed_case() -> dyng::io::driver::case::MospInputs {
     let case = common::cases(&common::local_golden().join("small")).into_iter().find(|c| c.name == "small/s010").unwrap();
-    let paths = dyng::io::case::CasePaths { graph: &case.graph, changes: &case.changes, init: &case.init, cache: None };
-    dyng::io::case::read_mosp_inputs(&paths, case.k, case.source).unwrap()
+    let paths = dyng::io::driver::case::CasePaths { graph: &case.graph, changes: &case.changes, init: &case.init, cache: None };
+    dyng::io::driver::case::read_mosp_inputs(&paths, case.k, case.source).unwrap()
 }
 
 fn tree_slices(init: &[(Vec<i64>, Vec<i32>)]) -> Vec<(&[i64], &[i32])> {

@@ -14,7 +14,7 @@ use worker_util::*;
 
 /// A w x w grid with `k` objectives and weights 1..3, so that most vertices have tied parents.
 fn tied_grid(w: usize, k: usize, seed: u32) -> Csr {
-    let t = dyng::io::graphgen::grid(w, w, k, 1, 3, seed).unwrap();
+    let t = dyng::io::generators::graphgen::grid(w, w, k, 1, 3, seed).unwrap();
     Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor).unwrap()
 }
 

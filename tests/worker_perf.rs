@@ -19,7 +19,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 fn view_and_copy_costs_on_a_million_vertices() {
     // DYNG_PERF_SIDE=2000 measures the 4M-vertex grid.
     let side: usize = std::env::var("DYNG_PERF_SIDE").ok().and_then(|s| s.parse().ok()).unwrap_or(1000);
-    let t = dyng::io::graphgen::grid(side, side, 3, 1, 100, 12345).unwrap();
+    let t = dyng::io::generators::graphgen::grid(side, side, 3, 1, 100, 12345).unwrap();
     let csr = Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor).unwrap();
     let res = Resources::parallel(0).unwrap();
     let g = Graph::new(csr.clone());

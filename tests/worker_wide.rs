@@ -18,7 +18,7 @@ use worker_util::*;
 
 /// A w x w grid (one objective's links) with `k` weight columns drawn from a small LCG.
 fn wide_grid(w: usize, k: usize, seed: u64) -> Csr {
-    let t = dyng::io::graphgen::grid(w, w, 1, 1, 9, seed as u32).unwrap();
+    let t = dyng::io::generators::graphgen::grid(w, w, 1, 1, 9, seed as u32).unwrap();
     let mut s = seed;
     let weights: Vec<i32> = (0..t.col_ind.len() * k)
         .map(|_| {

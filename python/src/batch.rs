@@ -89,7 +89,7 @@ impl PyBatch {
     #[staticmethod]
     fn read(py: Python<'_>, path: PathBuf, graph: &PyGraph) -> PyResult<Self> {
         let (n, k) = (graph.n, graph.k);
-        let batch = py.detach(|| dyng::io::batch_files::read_batch_dir(&path, n, k)).map_err(to_py)?;
+        let batch = py.detach(|| dyng::io::formats::batch_files::read_batch_dir(&path, n, k)).map_err(to_py)?;
         Ok(PyBatch { batch, k_known: true })
     }
 

@@ -5,7 +5,7 @@ use crate::arrays;
 use crate::errors::{invalid, to_py};
 use crate::isolated::WorkerGraph;
 use crate::resources::{Context, PyResources};
-use dyng::io::mtx::{MtxOptions, MtxWeights};
+use dyng::io::formats::mtx::{MtxOptions, MtxWeights};
 use dyng::io::CsrText;
 use dyng::{Csr, WeightLayout};
 use parking_lot::RwLock;
@@ -222,7 +222,7 @@ impl PyGraph {
         let text = py.detach(|| -> dyng::Result<CsrText> {
             match fmt {
                 "csr" => {
-                    let mut t = dyng::io::csr_text::read_csr_triplet(&paths[0])?;
+                    let mut t = dyng::io::formats::csr_text::read_csr_triplet(&paths[0])?;
                     if t.k == 0 {
                         // An edgeless graph's Values file cannot tell K.
                         t.k = k.unwrap_or(1).max(1);
@@ -232,11 +232,11 @@ impl PyGraph {
                 "mtx" => {
                     let weights = if keep_weights { MtxWeights::File { scale: None } } else { MtxWeights::Drawn };
                     let opt = MtxOptions { k: k.unwrap_or(1), wmin: weight_range.0, wmax: weight_range.1, seed, weights };
-                    Ok(dyng::io::mtx::convert(&paths[0], &opt)?.0)
+                    Ok(dyng::io::formats::mtx::convert(&paths[0], &opt)?.0)
                 }
                 _ => {
                     let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-                    dyng::io::dimacs::read_dimacs_objectives(&refs, zero_to_one)
+                    dyng::io::formats::dimacs::read_dimacs_objectives(&refs, zero_to_one)
                 }
             }
         });

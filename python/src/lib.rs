@@ -40,7 +40,7 @@ fn read_tree<'py>(
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let (d, p) = py
         .detach(|| -> dyng::Result<_> {
-            Ok((dyng::io::trees::read_distances(&distances, n)?, dyng::io::trees::read_parents(&parents, n)?))
+            Ok((dyng::io::formats::trees::read_distances(&distances, n)?, dyng::io::formats::trees::read_parents(&parents, n)?))
         })
         .map_err(errors::to_py)?;
     Ok((numpy::PyArray::from_vec(py, d).into_any(), arrays::owned_i32(py, p)))

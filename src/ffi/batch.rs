@@ -112,7 +112,7 @@ pub unsafe extern "C" fn dyng_batch_read(
             let dir = path_arg(dir, F, "dir")?;
             let g = graph(g, F)?;
             non_null(out, F, "out")?;
-            let b = io::batch_files::read_batch_dir(&dir, g.n(), g.k())?;
+            let b = io::formats::batch_files::read_batch_dir(&dir, g.n(), g.k())?;
             *out = handle::into_handle::<dyng_batch_buffer_t>(b);
         }
         Ok(())

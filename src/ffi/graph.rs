@@ -302,14 +302,14 @@ unsafe fn read_text(
 ) -> FfiResult<CsrText> {
     match format {
         DYNG_FORMAT_CSR_TEXT => {
-            let mut t = io::csr_text::read_csr_triplet(path)?;
+            let mut t = io::formats::csr_text::read_csr_triplet(path)?;
             if t.k == 0 {
                 // An edgeless graph's Values file cannot tell K; the caller's option does.
                 t.k = (opt.k as usize).max(1);
             }
             Ok(t)
         }
-        DYNG_FORMAT_MATRIX_MARKET => Ok(io::mtx::mtx_to_csr(
+        DYNG_FORMAT_MATRIX_MARKET => Ok(io::formats::mtx::mtx_to_csr(
             path,
             opt.k as usize,
             opt.weight_min,
@@ -327,7 +327,7 @@ unsafe fn read_text(
                 paths.push(unsafe { path_arg(p, func, &format!("opt->more_paths[{i}]"))? });
             }
             let refs: Vec<&Path> = paths.iter().map(PathBuf::as_path).collect();
-            Ok(io::dimacs::read_dimacs_objectives(&refs, opt.zero_to_one)?)
+            Ok(io::formats::dimacs::read_dimacs_objectives(&refs, opt.zero_to_one)?)
         }
         f => Err(invalid(format!(
             "dyng: {func}: format = {f} is not a DYNG_FORMAT_* value (0, 1 or 2)"

@@ -111,7 +111,7 @@ impl Csr {
     /// assert_eq!(g.first_edge(0, 2), Some(1));
     ///
     /// // The arrays of the generators and the text readers, edge-major weights.
-    /// let t = dyng::io::graphgen::grid(3, 3, 2, 1, 9, 7)?;
+    /// let t = dyng::io::generators::graphgen::grid(3, 3, 2, 1, 9, 7)?;
     /// let grid = Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor)?;
     /// assert_eq!((grid.n(), grid.k()), (9, 2));
     ///

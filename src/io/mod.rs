@@ -2,19 +2,14 @@
 //!
 //! Readers never size an allocation from a count the file cannot hold and report path, line and
 //! column on malformed input; writers produce the originals' exact bytes.
+//!
+//! - [`formats`]: the graph, batch, tree and cache files;
+//! - [`generators`]: the originals' random numbers, change batches and synthetic graphs;
+//! - [`driver`]: the drop-in driver's case inputs, output folder and timing CSV.
 
-pub mod batch_files;
-pub mod cache;
-pub mod case;
-pub mod changegen;
-pub mod csr_text;
-pub mod dimacs;
-pub mod mtx;
-pub mod outputs;
-pub mod rng;
-pub mod timing;
-pub mod trees;
-pub mod graphgen;
+pub mod driver;
+pub mod formats;
+pub mod generators;
 
 /// Starts a reader thread in `scope`: a thread the system refuses (`ulimit -u`) is
 /// [`Error::Resource`](crate::Error::Resource) with the OS error, not the panic of `Scope::spawn`.

@@ -319,7 +319,7 @@ impl CombinedGraph {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::rng::Mt19937;
+    use crate::io::generators::rng::Mt19937;
 
     /// The distinct (p, v, weight) edges of a graph, sorted.
     fn edges_of(g: &CombinedGraph, n: usize) -> Vec<(i32, i32, i32)> {

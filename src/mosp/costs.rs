@@ -247,7 +247,7 @@ pub(crate) fn update_path_costs(
 mod tests {
     use super::*;
     use crate::graph::Csr;
-    use crate::io::rng::Mt19937;
+    use crate::io::generators::rng::Mt19937;
 
     /// Costs by a breadth-first walk of the children from the source.
     fn breadth_first(g: &Csr, tree: &[i32], source: usize) -> Vec<i64> {

@@ -427,8 +427,8 @@ fn hand_over(ring: &Ring<'_>, ws: &Workspace, p: Packing, rest: (usize, usize), 
 #[cfg(test)]
 mod tests {
     use crate::graph::dijkstra::dijkstra;
-    use crate::io::changegen::{generate_changes, ChangeOptions};
-    use crate::io::graphgen::grid;
+    use crate::io::generators::changegen::{generate_changes, ChangeOptions};
+    use crate::io::generators::graphgen::grid;
     use crate::{Csr, Fallback, Graph, Resources, SsspOptions, SsspResult, WeightLayout};
 
     fn grid_graph(side: usize, wmax: i32) -> Graph {

@@ -659,7 +659,7 @@ mod tests {
         // sample's counts, and every stamp it writes, must be those of walking its probes one
         // at a time, found here by walking each vertex to the source with no stamps at all.
         let n = 20_000;
-        let mut rng = crate::io::rng::Mt19937::new(7);
+        let mut rng = crate::io::generators::rng::Mt19937::new(7);
         let parent: Vec<i32> = (0..n as u32).map(|v| if v == 0 { -1 } else { (rng.next_u32() % v) as i32 }).collect();
         let mut dist = vec![0i64; n];
         for v in 1..n {

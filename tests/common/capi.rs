@@ -98,7 +98,7 @@ pub unsafe fn run_golden_case(res: *const dyng_resources_t, case: &super::Case) 
             if case.source >= n {
                 return Err(format!("source {} outside n = {n}", case.source));
             }
-            let trees = dyng::io::case::read_init_trees(&case.init, k, n).map_err(|e| e.to_string())?;
+            let trees = dyng::io::driver::case::read_init_trees(&case.init, k, n).map_err(|e| e.to_string())?;
             let mut counters_seen = Vec::new();
             for (j, (d, p)) in trees.iter().enumerate() {
                 let mut r = ptr::null_mut();
@@ -131,15 +131,15 @@ pub unsafe fn run_golden_case(res: *const dyng_resources_t, case: &super::Case) 
             for j in 0..k as u32 {
                 let d: Vec<i64> = view(res, mosp, DYNG_ARRAY_DISTANCES, j)?;
                 let p: Vec<i32> = view(res, mosp, DYNG_ARRAY_PARENTS, j)?;
-                files.push((format!("obj{j}/distancesUpdated.txt"), dyng::io::trees::format_distances(&d)));
-                files.push((format!("obj{j}/SSSPTreeUpdated.txt"), dyng::io::trees::format_parents(&p)));
+                files.push((format!("obj{j}/distancesUpdated.txt"), dyng::io::formats::trees::format_distances(&d)));
+                files.push((format!("obj{j}/SSSPTreeUpdated.txt"), dyng::io::formats::trees::format_parents(&p)));
             }
             let cd: Vec<i64> = view(res, mosp, DYNG_ARRAY_COMBINED_DISTANCES, 0)?;
             let cp: Vec<i32> = view(res, mosp, DYNG_ARRAY_COMBINED_PARENTS, 0)?;
             let costs: Vec<i64> = view(res, mosp, DYNG_ARRAY_PATH_COSTS, 0)?;
-            files.push(("combinedGraph/distancesCsr.txt".into(), dyng::io::trees::format_distances(&cd)));
-            files.push(("combinedGraph/SSSPTreeCsr.txt".into(), dyng::io::trees::format_parents(&cp)));
-            files.push(("combinedGraph/mospCosts.txt".into(), dyng::io::trees::format_costs(n, kg, &costs)));
+            files.push(("combinedGraph/distancesCsr.txt".into(), dyng::io::formats::trees::format_distances(&cd)));
+            files.push(("combinedGraph/SSSPTreeCsr.txt".into(), dyng::io::formats::trees::format_parents(&cp)));
+            files.push(("combinedGraph/mospCosts.txt".into(), dyng::io::formats::trees::format_costs(n, kg, &costs)));
             Ok(GoldenRun { files, counters: counters_seen })
         }
     })();

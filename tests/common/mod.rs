@@ -172,7 +172,7 @@ pub fn mosp_command(exe: &Path, case: &Case, out: &Path) -> std::process::Comman
 /// objective in `dir/init` (as `mospPrep` writes them). The case runs all K objectives with
 /// `pref` (empty: all ones).
 pub fn write_mosp_case(dir: &Path, g: &dyng::Csr, batch: &dyng::Batch, pref: &[u32]) -> Case {
-    use dyng::io::{batch_files, csr_text, trees, CsrText};
+    use dyng::io::{formats::{batch_files, csr_text, trees}, CsrText};
     let (n, m, k) = (g.n(), g.m(), g.k());
     // The text files hold edge-major weights; a Csr holds them objective-major.
     let weights = (0..m).flat_map(|e| (0..k).map(move |j| (e, j))).map(|(e, j)| g.weights()[j * m + e]).collect();

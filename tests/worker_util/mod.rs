@@ -21,7 +21,7 @@ pub fn opts() -> WorkerOptions {
 
 /// A w x h grid with k objectives.
 pub fn grid(w: usize, h: usize, k: usize, seed: u32) -> Csr {
-    let t = dyng::io::graphgen::grid(w, h, k, 1, 100, seed).expect("grid");
+    let t = dyng::io::generators::graphgen::grid(w, h, k, 1, 100, seed).expect("grid");
     Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor).expect("csr")
 }
 

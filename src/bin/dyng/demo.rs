@@ -14,9 +14,9 @@ use crate::fmt::{ms_since, ns_to_ms};
 use crate::progress::{print_line, spinner};
 use crate::{resources, BackendArg};
 use clap::Args;
-use dyng::io::changegen::{generate_changes, ChangeOptions};
-use dyng::io::mtx;
-use dyng::io::rng::{uniform_int, uniform_u64, Mt19937};
+use dyng::io::generators::changegen::{generate_changes, ChangeOptions};
+use dyng::io::formats::mtx;
+use dyng::io::generators::rng::{uniform_int, uniform_u64, Mt19937};
 use dyng::{
     Batch, Csr, Error, Fallback, Graph, MospOptions, MospResult, Resources, UpdateStats, WeightLayout, DISTANCE_INF,
 };

@@ -8,8 +8,8 @@
 //! and the counters through STATS.
 
 use crate::fmt::ms_since;
-use dyng::io::case::MospInputs;
-use dyng::io::outputs::{stats_text, write_outputs, MospArrays};
+use dyng::io::driver::case::MospInputs;
+use dyng::io::driver::outputs::{stats_text, write_outputs, MospArrays};
 use dyng::worker::{kind, Client, WorkerOptions};
 use dyng::Error;
 use std::path::Path;

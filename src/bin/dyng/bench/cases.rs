@@ -1,7 +1,7 @@
 //! The graphs and batches of each suite.
 
 use super::Suite;
-use dyng::io::{dimacs, graphgen, mtx, CsrText};
+use dyng::io::{formats::{dimacs, mtx}, generators::graphgen, CsrText};
 use dyng::{Csr, Error, WeightLayout};
 use std::path::{Path, PathBuf};
 

@@ -9,7 +9,7 @@
 
 use super::cases::GraphSpec;
 use super::measure::{median, ms, peak_rss_bytes};
-use dyng::io::changegen::{generate_changes, ChangeMode, ChangeOptions};
+use dyng::io::generators::changegen::{generate_changes, ChangeMode, ChangeOptions};
 use dyng::{Csr, Graph, MospOptions, MospResult, Resources};
 use serde::Serialize;
 use std::time::Instant;

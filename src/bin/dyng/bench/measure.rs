@@ -5,7 +5,7 @@ use super::interval::{self, Interval, Sampling};
 use super::stream::{self, StreamResult};
 use crate::progress::{bar, eprint_line};
 use dyng::graph::dijkstra::dijkstra;
-use dyng::io::changegen::{generate_changes, ChangeOptions};
+use dyng::io::generators::changegen::{generate_changes, ChangeOptions};
 use dyng::internals::Workspace;
 use dyng::{Batch, Csr, Graph, MospOptions, MospResult, Resources, SsspOptions, SsspResult};
 use std::time::Instant;

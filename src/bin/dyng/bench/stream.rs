@@ -10,7 +10,7 @@
 
 use super::cases::GraphSpec;
 use super::measure::{median, ms};
-use dyng::io::changegen::{generate_changes, ChangeOptions};
+use dyng::io::generators::changegen::{generate_changes, ChangeOptions};
 use dyng::{Csr, Graph, MospOptions, MospResult, Resources};
 use std::time::Instant;
 

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::csr_text::lex::{self, Num};
-use super::CsrText;
+use crate::io::CsrText;
 use crate::error::{Error, Result};
 
 /// The arcs of one `.gr` file, in file order, with 0-based ids and raw (unchecked) weights.

@@ -19,7 +19,7 @@ use std::time::UNIX_EPOCH;
 use rayon::prelude::*;
 
 use super::csr_text::{read_csr_triplet, triplet_paths};
-use super::CsrText;
+use crate::io::CsrText;
 use crate::error::{Error, Result};
 
 /// The 8 magic bytes of the layout.
@@ -428,7 +428,7 @@ pub fn load_or_parse(cache_path: &Path, prefix: &Path) -> Result<Loaded> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::csr_text::write_csr_triplet;
+    use crate::io::formats::csr_text::write_csr_triplet;
 
     fn sample() -> CsrText {
         CsrText {
@@ -486,7 +486,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let prefix = dir.join("graph");
         let cache = dir.join("graph.bin");
-        let text = crate::io::graphgen::grid(6, 6, 2, 1, 9, 4).unwrap();
+        let text = crate::io::generators::graphgen::grid(6, 6, 2, 1, 9, 4).unwrap();
         write_csr_triplet(&prefix, &text).unwrap();
         load_or_parse(&cache, &prefix).unwrap();
         let good = std::fs::read(&cache).unwrap();

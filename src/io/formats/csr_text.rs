@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::CsrText;
+use crate::io::CsrText;
 use crate::graph::Csr;
 use crate::error::{Error, Result};
 
@@ -483,8 +483,8 @@ fn parse_err_at(path: &Path, pos: (usize, usize), msg: String) -> Error {
 pub fn read_csr_triplet(prefix: &Path) -> Result<CsrText> {
     let [rp_path, ci_path, val_path] = triplet_paths(prefix);
     let (rp, ci, vals) = std::thread::scope(|s| -> Result<_> {
-        let rp = super::spawn_reader(s, || read_ints(&rp_path, "CSR row pointer out of range"))?;
-        let ci = super::spawn_reader(s, || read_ints(&ci_path, "CSR column index out of range"))?;
+        let rp = crate::io::spawn_reader(s, || read_ints(&rp_path, "CSR row pointer out of range"))?;
+        let ci = crate::io::spawn_reader(s, || read_ints(&ci_path, "CSR column index out of range"))?;
         let vals = read_values(&val_path);
         Ok((join(rp), join(ci), vals))
     })?;

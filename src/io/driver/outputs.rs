@@ -5,7 +5,7 @@
 //! then written all or nothing ([`write_all_or_nothing`]): a run that fails while writing (a full
 //! disk) leaves the output folder as it was.
 
-use super::trees::{format_costs, format_distances, format_parents};
+use crate::io::formats::trees::{format_costs, format_distances, format_parents};
 use crate::error::{Error, Result};
 use crate::mosp::MospResult;
 use rayon::prelude::*;

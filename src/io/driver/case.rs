@@ -4,7 +4,7 @@
 //! Shared by the CLI, the C ABI and the golden-corpus tests, so every entry point reads a case the
 //! same way. The batch and the 2K tree files are read concurrently after the graph.
 
-use super::{batch_files, cache, csr_text, trees};
+use crate::io::formats::{batch_files, cache, csr_text, trees};
 use crate::error::{Error, Result};
 use crate::graph::{Batch, Csr, Graph, WeightLayout};
 use std::path::Path;
@@ -64,7 +64,7 @@ pub fn read_init_trees(dir: &Path, k: usize, n: usize) -> Result<Vec<(Vec<i64>, 
     std::thread::scope(|s| {
         let jobs: Vec<_> = (0..k)
             .map(|j| {
-                super::spawn_reader(s, move || -> Result<(Vec<i64>, Vec<i32>)> {
+                crate::io::spawn_reader(s, move || -> Result<(Vec<i64>, Vec<i32>)> {
                     let obj = dir.join(format!("obj{j}"));
                     let d = trees::read_distances(&obj.join("distancesOriginal.txt"), n)?;
                     let p = trees::read_parents(&obj.join("SSSPTreeOriginal.txt"), n)?;
@@ -93,7 +93,7 @@ pub fn read_mosp_inputs(p: &CasePaths<'_>, k: Option<usize>, source: usize) -> R
     }
     let t1 = Instant::now();
     let (batch, init) = std::thread::scope(|s| -> Result<_> {
-        let b = super::spawn_reader(s, || batch_files::read_batch_dir(p.changes, n, kg))?;
+        let b = crate::io::spawn_reader(s, || batch_files::read_batch_dir(p.changes, n, kg))?;
         let t = read_init_trees(p.init, k, n);
         let b = b
             .join()

@@ -10,8 +10,8 @@
 
 use std::path::Path;
 
-use super::rng::{uniform_int, Mt19937};
-use super::CsrText;
+use crate::io::generators::rng::{uniform_int, Mt19937};
+use crate::io::CsrText;
 use crate::error::{Error, Result};
 
 /// The largest objective count the preparation tools accept.

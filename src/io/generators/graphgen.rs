@@ -4,7 +4,7 @@
 //! benchmark input can be regenerated anywhere from its parameters.
 
 use super::rng::{uniform_int, Mt19937};
-use super::CsrText;
+use crate::io::CsrText;
 use crate::error::{Error, Result};
 
 /// One in `DIAGONAL_ODDS` grid cells gets a diagonal shortcut (down-right, both directions).
@@ -28,7 +28,7 @@ pub fn grid(
     wmax: i32,
     seed: u32,
 ) -> Result<CsrText> {
-    super::mtx::check_weight_options(k, wmin, wmax)?;
+    crate::io::formats::mtx::check_weight_options(k, wmin, wmax)?;
     let n = width
         .checked_mul(height)
         .filter(|&n| n >= 1 && n <= i32::MAX as usize)
@@ -63,7 +63,7 @@ pub fn grid(
 /// found through a grid of cells at least r wide (O(n) expected); rows are sorted by head. The K
 /// weights of every directed edge are then drawn edge-major in CSR order, like `mtx2csr` does.
 pub fn rgg(scale: u32, k: usize, wmin: i32, wmax: i32, seed: u32) -> Result<CsrText> {
-    super::mtx::check_weight_options(k, wmin, wmax)?;
+    crate::io::formats::mtx::check_weight_options(k, wmin, wmax)?;
     if scale > MAX_RGG_SCALE {
         return Err(Error::invalid(format!(
             "rgg scale {scale}: at most {MAX_RGG_SCALE} (2^scale vertices must fit 32-bit ids)"
