@@ -92,6 +92,13 @@ pub fn resources(backend: BackendArg, threads: usize) -> dyng::Result<dyng::Reso
     })
 }
 
+/// The repository this program was built from (its package is `cli/`, one below the root): where
+/// the bundled data is found when the working directory has no `data/`.
+pub fn repo_dir() -> &'static std::path::Path {
+    let cli = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    cli.parent().unwrap_or(cli)
+}
+
 fn main() -> ExitCode {
     // Like the original C++ drivers, end quietly when the reader of stdout goes away
     // (`dyng ... | head`) instead of panicking on a failed print.
