@@ -1,18 +1,17 @@
 //! `dyng mosp --isolation worker`: the same job run in a `dyng-worker` process.
 //!
-//! The inputs are read in this process; the graph goes to the worker, which adopts the initial
-//! trees exactly as the in-process driver does (ADOPT_MOSP with extension 4's weight bounds runs
-//! the same `from_arrays_unverified` per tree, with `--canonicalize`, and `from_trees_deferred`,
-//! so errors come at the same step and read the same), applies the batch and updates the result,
-//! which combines the trees once; the output arrays come back as zero-copy shared-memory views
-//! and the counters through STATS.
+//! The inputs are read in this process; the graph goes to a worker session, which adopts the
+//! initial trees exactly as the in-process driver does (the same `from_arrays_unverified` per
+//! tree, with `--canonicalize`, and `from_trees_deferred`, run in the worker, so errors come at
+//! the same step and read the same), applies the batch and updates the result, which combines
+//! the trees once; the output arrays come back as zero-copy shared-memory views and the counters
+//! in one call.
 
 use crate::fmt::ms_since;
 use dyng::io::case::MospInputs;
 use dyng::io::outputs::{stats_text, write_outputs, MospArrays};
-use dyng::worker::messages::{BACKEND_CPU, BACKEND_CUDA, BACKEND_SEQUENTIAL};
-use dyng::worker::{kind, Client, WorkerOptions};
-use dyng::Error;
+use dyng::session::Session;
+use dyng::{Error, Fallback, SsspOptions};
 use std::path::Path;
 use std::time::Instant;
 
@@ -21,52 +20,39 @@ pub struct Job<'a> {
     pub canonicalize: bool,
     pub preferences: &'a [u32],
     pub delta: Option<i64>,
-    pub backend: crate::BackendArg,
+    pub backend: dyng::Backend,
     pub out: Option<&'a Path>,
     pub quiet: bool,
     pub stats: Option<&'a Path>,
 }
 
 /// Runs the adoption and the update in a worker and writes the outputs under `job.out`.
-pub fn run(inp: &MospInputs, job: &Job<'_>) -> dyng::Result<()> {
+pub fn run(inp: &mut MospInputs, job: &Job<'_>) -> dyng::Result<()> {
     let t0 = Instant::now();
-    let backend = match job.backend {
-        crate::BackendArg::Sequential => BACKEND_SEQUENTIAL,
-        crate::BackendArg::Parallel => BACKEND_CPU,
-        crate::BackendArg::Cuda => BACKEND_CUDA,
-    };
-    let client = Client::spawn(WorkerOptions { backend, ..WorkerOptions::default() })?;
-    client.load_graph(&inp.graph.to_csr())?;
-    let trees: Vec<(&[i64], &[i32])> = inp.init.iter().map(|(d, p)| (&d[..], &p[..])).collect();
+    let session = Session::worker(job.backend, Default::default())?;
+    let mut graph = session.load_graph(inp.graph.to_csr())?;
     let bounds = crate::mosp::weight_bounds(inp);
-    let deltas = vec![job.delta; inp.k];
-    let r = client.adopt_mosp_as_originals(inp.source, &trees, job.canonicalize, &deltas, dyng::Fallback::AdaptiveCounted, job.preferences, &bounds)?;
+    let sopt = SsspOptions { delta: job.delta, fallback: Fallback::AdaptiveCounted };
+    let init = std::mem::take(&mut inp.init);
+    let mut mosp = session.adopt_mosp_as_originals(&graph, inp.source, init, job.canonicalize, &bounds, job.preferences, &sopt)?;
     let t_update = Instant::now();
-    client.update(&inp.batch.view(), &[r.id])?;
+    session.update(&mut graph, &inp.batch.view(), &mut [&mut mosp])?;
     let update_ms = ms_since(t_update);
-    let tree_views = (0..inp.k)
-        .map(|j| client.view(r.id, 0b11, j))
-        .collect::<dyng::Result<Vec<_>>>()?;
-    let combined = client.view(r.id, 0, 0)?;
-    let missing = || Error::Protocol("the worker's reply lacks an output array".into());
-    let mut arrays = MospArrays {
-        trees: Vec::with_capacity(inp.k),
-        combined_distances: combined.i64s(kind::COMBINED_DIST).ok_or_else(missing)?,
-        combined_parents: combined.i32s(kind::COMBINED_PARENT).ok_or_else(missing)?,
-        path_costs: combined.i64s(kind::PATH_COSTS).ok_or_else(missing)?,
-        graph_k: inp.graph.k(),
+    let snap = mosp.mosp_snapshot()?;
+    let arrays = MospArrays {
+        trees: (0..snap.k()).map(|j| snap.tree(j)).collect(),
+        combined_distances: snap.combined_distances(),
+        combined_parents: snap.combined_parents(),
+        path_costs: snap.path_costs(),
+        graph_k: snap.graph_k(),
     };
-    for v in &tree_views {
-        arrays.trees.push((v.i64s(kind::DIST).ok_or_else(missing)?, v.i32s(kind::PARENT).ok_or_else(missing)?));
-    }
     if let Some(dir) = job.out {
         write_outputs(dir, &arrays).map_err(|e| {
             Error::invalid(format!("cannot write the outputs to {}: {e}", dir.display()))
         })?;
     }
-    // The counters cost a STATS call: read only when printed or written.
-    let counters = if !job.quiet || job.stats.is_some() { Some(client.result_stats(r.id)?) } else { None };
-    let comb = counters.as_ref().and_then(|c| c.combined).unwrap_or_default();
+    // The counters cost a call to the worker: read only when printed or written.
+    let counters = if !job.quiet || job.stats.is_some() { Some(mosp.mosp_counters()?) } else { None };
     if let Some(c) = counters.as_ref().filter(|_| !job.quiet) {
         println!(
             "graph  n={} K={}; batch {} inserts, {} deletes",
@@ -75,29 +61,30 @@ pub fn run(inp: &MospInputs, job: &Job<'_>) -> dyng::Result<()> {
             inp.batch.num_insertions(),
             inp.batch.num_deletions()
         );
-        println!("worker pid {}, update {update_ms:.3} ms", client.worker_pid().unwrap_or(0));
-        for o in &c.objectives {
+        println!("worker pid {}, update {update_ms:.3} ms", session.worker_pid().unwrap_or(0));
+        for (j, o) in c.objectives.iter().enumerate() {
             println!(
-                "obj{}   SOSP update (invalidated {}, iterations {}, epochs {}, pushes {})",
-                o.objective, o.invalidated, o.iterations, o.epochs, o.pushes
+                "obj{j}   SOSP update (invalidated {}, iterations {}, epochs {}, pushes {})",
+                o.invalidated, o.iterations, o.epochs, o.pushes
             );
         }
+        let comb = &c.combined;
         println!(
             "comb   combined graph + SOSP ({} edges, L={}, delta {}, iterations {}, pushes {})",
-            comb.edges, comb.scale, comb.delta, comb.iterations, comb.pushes
+            comb.edges, comb.scale, comb.delta, comb.search.iterations, comb.search.pushes
         );
     }
     if let (Some(path), Some(c)) = (job.stats, &counters) {
-        // m of the updated graph: the edge count of the worker's graph (its CHECKPOINT view).
-        let m = client.checkpoint()?.arrays().iter().find(|a| a.kind == kind::COL_IND).ok_or_else(missing)?.count as usize;
-        let invalidated: Vec<i64> = c.objectives.iter().map(|o| o.invalidated as i64).collect();
+        // m of the updated graph: the session's graph is the worker's, mirrored here.
+        let invalidated: Vec<i64> = c.objectives.iter().map(|o| o.invalidated).collect();
+        let comb = &c.combined;
         let text = stats_text(
             inp.graph.n(),
-            m,
+            graph.graph().m(),
             inp.batch.num_insertions(),
             inp.batch.num_deletions(),
             &invalidated,
-            (comb.edges, comb.scale as u64, comb.delta),
+            (comb.edges as u64, comb.scale, comb.delta),
         );
         std::fs::write(path, text).map_err(|e| Error::io(path, e))?;
     }
