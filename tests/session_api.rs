@@ -43,6 +43,10 @@ const PREFS: [u32; 3] = [2, 1, 3];
 fn run(session: &Session, g: &Csr, b: &Batch) -> (Vec<(Vec<i64>, Vec<i32>)>, Vec<i64>, Vec<i32>, Vec<i64>, Vec<[i64; 4]>, [i64; 5]) {
     let mut sg = session.load_graph(g.clone()).unwrap();
     let mut r = session.adopt_mosp_as_originals(&sg, 0, trees(g, 0), false, &[20, 20, 20], &PREFS, &OPT).unwrap();
+    // Combined by the first update: nothing to read before it.
+    let e = r.mosp_snapshot().err().expect("no combined arrays before the update");
+    assert_eq!(e.kind(), dyng::ErrorKind::InvalidArgument, "{e}");
+    assert!(e.to_string().contains("is combined by its first update"), "{e}");
     session.update(&mut sg, &b.view(), &mut [&mut r]).unwrap();
     assert_eq!(sg.graph().version(), 1);
     let s: MospSnapshot = r.mosp_snapshot().unwrap();

@@ -84,10 +84,17 @@ pub struct MospCounters {
 
 impl SessionResult {
     /// A snapshot of every output array of this MOSP result (in a worker: one view per tree and
-    /// one of the combined arrays, mapped, not copied).
+    /// one of the combined arrays, mapped, not copied). A result adopted as the originals is
+    /// refused until its first update, which combines its trees.
     pub fn mosp_snapshot(&self) -> Result<MospSnapshot> {
         match &self.held {
             Held::Mosp(m) => {
+                // As a worker refuses it: the arrays would be those of no tree.
+                if !m.is_combined() {
+                    return Err(Error::invalid(
+                        "dyng: this result was adopted as the originals check and is combined by its first update: it has no combined tree or path costs yet",
+                    ));
+                }
                 let trees = (0..m.k()).map(|j| (m.tree(j).distances_snapshot(), m.tree(j).parents_snapshot())).collect();
                 let combined = (m.combined_distances_snapshot(), m.combined_parents_snapshot(), m.path_costs_snapshot());
                 Ok(MospSnapshot { parts: Parts::Local { trees, combined }, graph_k: m.graph_k() })
