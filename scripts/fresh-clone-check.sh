@@ -25,7 +25,8 @@ fresh="${DYNG_FRESH_DIR:-$root/target/fresh-clone}"
 copy="$fresh/dyng"
 
 echo "== package metadata and ignores"
-if cargo package --list --allow-dirty 2>&1 >/dev/null | grep -i "warning"; then
+# The library's crate, the one published (the CLI's, cli/, is not: publish = false).
+if cargo package -p dyng --list --allow-dirty 2>&1 >/dev/null | grep -i "warning"; then
     echo "FAIL: cargo package warns (above)" >&2
     exit 1
 fi

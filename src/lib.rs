@@ -14,7 +14,8 @@
 //!   with [`SsspResult::from_arrays`] and [`MospResult::from_trees`];
 //! - change the graph: a [`Batch`] of insertions (upserts) and deletions, applied once for every
 //!   result by [`update()`] (or [`update_one`], [`update_timed`]). A batch that breaks a rule is
-//!   refused with an [`Error`] before anything changes.
+//!   refused with an [`Error`] before anything changes;
+//! - run the same work in a `dyng-worker` process instead of this one: [`session`].
 //!
 //! Vertex ids are `0..n`, weights are integers in `[1, 2^31-1]`, distances are `i64` with
 //! [`DISTANCE_INF`] for unreachable vertices, parents are `i32` with -1 for the source and
@@ -75,7 +76,7 @@ pub mod pool; // documented as `resources::pool`
 pub(crate) mod cuda;
 pub mod resources;
 pub mod sssp;
-pub(crate) mod session;
+pub mod session;
 mod stats;
 pub mod update;
 pub mod worker;

@@ -1,8 +1,7 @@
 //! The worker runs as the caller, so only a trusted executable from the installation is run: a
 //! worker in a folder writable by others, writable by others itself or owned by another user is
-//! refused with the reason (explicit path, `DYNG_WORKER`, the C ABI); the search never leaves the
-//! installation (a program in `victim/bin/` used to run `victim/dyng-worker`); the installed
-//! layout (`bin/dyng-worker`, a link to `lib/dyng/dyng-worker`) is found.
+//! refused with the reason (explicit path, the C ABI). The CLI's side (`DYNG_WORKER`, the search
+//! that never leaves the installation, the installed layout) is in cli/tests/cli_worker_trust.rs.
 
 mod common;
 mod worker_util;
@@ -100,50 +99,6 @@ fn a_worker_owned_by_another_user_is_refused() {
     std::os::unix::fs::chown(&worker, Some(65534), None).unwrap();
     let e = refusal(&worker);
     assert!(e.to_string().contains("it is owned by uid 65534, neither the caller nor root"), "{e}");
-    // Through $DYNG_WORKER, as the drop-in CLI finds it (on a golden case: it reads its inputs
-    // before it looks for the worker).
-    let case = &common::cases(&common::local_golden().join("small"))[0];
-    let o2 = run_cli(Path::new(env!("CARGO_BIN_EXE_dyng")), case, &dir.join("out"), Some(&worker));
-    let err2 = String::from_utf8_lossy(&o2.stderr);
-    assert_eq!(o2.status.code(), Some(1), "{err2}");
-    assert!(err2.contains("owned by uid 65534"), "{err2}");
+    // The CLI refuses it the same way through $DYNG_WORKER: cli/tests/cli_worker_trust.rs.
     std::fs::remove_dir_all(dir).unwrap();
-}
-
-/// `dyng mosp --isolation worker` on `case` by the program at `exe`; `worker`: `$DYNG_WORKER`.
-fn run_cli(exe: &Path, case: &common::Case, out: &Path, worker: Option<&Path>) -> std::process::Output {
-    let mut cmd = common::mosp_command(exe, case, out);
-    cmd.args(["--isolation", "worker"]);
-    match worker {
-        Some(w) => cmd.env("DYNG_WORKER", w),
-        None => cmd.env_remove("DYNG_WORKER"),
-    };
-    cmd.output().unwrap()
-}
-
-#[test]
-fn the_search_never_leaves_the_installation() {
-    let _serial = worker_util::serial();
-    let case = common::cases(&common::local_golden().join("small")).into_iter().find(|c| !c.is_error()).unwrap();
-    let victim = scratch("victim");
-    copy_exe(env!("CARGO_BIN_EXE_dyng"), &victim.join("bin/dyng"));
-    // A worker one folder above the program's: not the installation's, so never run.
-    copy_exe(env!("CARGO_BIN_EXE_dyng-worker"), &victim.join("dyng-worker"));
-    let o = run_cli(&victim.join("bin/dyng"), &case, &victim.join("out"), None);
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(1), "the planted worker ran: {err}");
-    let bin = victim.join("bin");
-    let want = format!(
-        "no dyng-worker executable found (tried {} (missing), {} (missing))",
-        bin.join("dyng/dyng-worker").display(),
-        bin.join("dyng-worker").display()
-    );
-    assert!(err.contains(&want), "{err}");
-    // The installed layout is found: bin/dyng-worker, a link to lib/dyng/dyng-worker.
-    copy_exe(env!("CARGO_BIN_EXE_dyng-worker"), &victim.join("lib/dyng/dyng-worker"));
-    std::os::unix::fs::symlink("../lib/dyng/dyng-worker", bin.join("dyng-worker")).unwrap();
-    let o = run_cli(&victim.join("bin/dyng"), &case, &victim.join("out"), None);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(victim.join("out/combinedGraph/mospCosts.txt").exists());
-    std::fs::remove_dir_all(victim).unwrap();
 }

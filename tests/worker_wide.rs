@@ -1,8 +1,8 @@
 //! Every K the library accepts (1..64) works the same through the worker as in process: MOSP
 //! results with explicit preferences and adopted trees, their checkpoints and the replay after a
 //! worker is killed (K = 33..64 used to be lost for good after the first checkpoint), through the
-//! Rust client, the C ABI and `dyng mosp --isolation worker`; a K nobody can have is refused with
-//! the in-process message.
+//! Rust client and the C ABI (`dyng mosp --isolation worker`: cli/tests/cli_worker_wide.rs); a K
+//! nobody can have is refused with the in-process message.
 
 mod common;
 mod worker_util;
@@ -12,7 +12,6 @@ use dyng::ffi::*;
 use dyng::worker::{kind, Client, WorkerOptions};
 use dyng::{Csr, Graph, MospOptions, MospResult, Resources, ResultMut, SsspOptions, SsspResult, WeightLayout};
 use std::ffi::CString;
-use std::path::Path;
 use std::ptr::{null, null_mut};
 use worker_util::*;
 
@@ -178,28 +177,4 @@ fn the_c_abi_takes_every_k_through_the_worker() {
         dyng_resources_free(wres);
         dyng_resources_free(lres);
     }
-}
-
-#[test]
-fn dyng_mosp_through_the_worker_takes_every_k() {
-    let dir = std::env::temp_dir().join(format!("dyng-wide-cli-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let k = 40;
-    let g = wide_grid(6, k, 9);
-    let case = common::write_mosp_case(&dir, &g, &batch(&g, 8, 8, 77), &prefs(k));
-    let run = |isolation: &str| {
-        let out = dir.join(format!("out-{isolation}"));
-        let o = common::mosp_command(Path::new(env!("CARGO_BIN_EXE_dyng")), &case, &out)
-            .args(["--backend", "sequential", "--isolation", isolation])
-            .env("DYNG_WORKER", env!("CARGO_BIN_EXE_dyng-worker"))
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "--isolation {isolation}: {}", String::from_utf8_lossy(&o.stderr));
-        out
-    };
-    let (a, b) = (run("in-process"), run("worker"));
-    for rel in ["combinedGraph/distancesCsr.txt", "combinedGraph/SSSPTreeCsr.txt", "combinedGraph/mospCosts.txt", "obj39/SSSPTreeUpdated.txt", "obj0/distancesUpdated.txt"] {
-        assert_eq!(std::fs::read(a.join(rel)).unwrap(), std::fs::read(b.join(rel)).unwrap(), "{rel}");
-    }
-    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -9,7 +9,7 @@ usage:
 The corpus' own check.py judges each run (sha256 of every output file, the `--stats` counters,
 the exit status of error cases). Error cases must also print `Error: ` on stderr; the two quirk
 cases, whose invalid inputs the original accepts, must be rejected the same way (dyng is stricter;
-tests/cli_golden.rs asserts the messages). `.gz` inputs are expanded in the work copy. Prints one
+cli/tests/cli_golden.rs asserts the messages). `.gz` inputs are expanded in the work copy. Prints one
 line per failing case and a summary; exit status 0 when every selected case passed.
 """
 

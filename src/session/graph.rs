@@ -13,7 +13,7 @@ use crate::update::staleness;
 use crate::worker::kind;
 
 /// A graph: in process, or resident in a worker with its host mirror in `graph`.
-pub(crate) struct SessionGraph {
+pub struct SessionGraph {
     pub(super) graph: Graph,
     pub(super) worker: Option<RemoteGraph>,
 }
@@ -28,7 +28,7 @@ impl SessionGraph {
     }
 
     /// The graph (a worker graph's host mirror, always at the worker's state).
-    pub(crate) fn graph(&self) -> &Graph {
+    pub fn graph(&self) -> &Graph {
         &self.graph
     }
 
@@ -69,6 +69,50 @@ impl SessionGraph {
                 SessionResult::worker(rg.result(rr.id, g, source, Shape::Sssp { objective }, *opt, None))
             }
         })
+    }
+
+    /// A MOSP result adopting the K trees `trees` (objectives 0..K-1, from `source`) as the
+    /// original drivers check theirs: each by `SsspResult::from_arrays_unverified` with its
+    /// weight bound `max_weights[j]`, then `MospResult::from_trees_deferred`, which combines them
+    /// at the first update. In a worker the same code runs there (ADOPT_MOSP with the bounds), so
+    /// a tree is refused at the same step with the same message.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn adopt_mosp_as_originals(
+        &self,
+        res: &Resources,
+        source: usize,
+        trees: Vec<(Vec<i64>, Vec<i32>)>,
+        canonicalize: bool,
+        max_weights: &[i64],
+        prefs: &[u32],
+        opt: &SsspOptions,
+    ) -> Result<SessionResult> {
+        if max_weights.len() != trees.len() {
+            return Err(Error::invalid(format!(
+                "dyng: {} weight bounds for {} trees; pass one per tree",
+                max_weights.len(),
+                trees.len()
+            )));
+        }
+        let g = &self.graph;
+        match &self.worker {
+            None => {
+                let adopted = trees
+                    .into_iter()
+                    .zip(max_weights)
+                    .enumerate()
+                    .map(|(j, ((d, p), &bound))| SsspResult::from_arrays_unverified(res, g, source, j, d, p, canonicalize, bound, opt))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(SessionResult::mosp(MospResult::from_trees_deferred(g, source, adopted, prefs)?))
+            }
+            Some(rg) => {
+                let arrays: Vec<(&[i64], &[i32])> = trees.iter().map(|(d, p)| (&d[..], &p[..])).collect();
+                let deltas = vec![opt.delta; trees.len()];
+                let rr = rg.client.adopt_mosp_as_originals(source, &arrays, canonicalize, &deltas, opt.fallback, prefs, max_weights)?;
+                let shape = Shape::Mosp { k: rr.k, graph_k: g.k() };
+                Ok(SessionResult::worker(rg.result(rr.id, g, source, shape, *opt, None)))
+            }
+        }
     }
 
     /// A MOSP result combining SSSP results `trees` (objectives 0..k-1, all from `source`), which

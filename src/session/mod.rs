@@ -1,26 +1,53 @@
-//! Where a call runs: in this process or in the persistent `dyng-worker` process.
+//! Where the work runs: in this process or in a `dyng-worker` process, behind one face.
 //!
-//! A [`Session`] is the context behind a resources handle, placed [`Placement::Local`] (the
-//! engines run here) or [`Placement::Worker`] (they run in a worker, spawned on first use). A
-//! graph made through a session is a [`SessionGraph`] (a worker graph keeps a host mirror), and
-//! its results are [`SessionResult`]s. Compute, adoption, combining, update, info, paths, views
-//! and the pool calls have one face here, and this module alone chooses between the in-process
-//! engines and the worker client. Both paths share the checks: `update::staleness` decides a
-//! stale result, [`array::locate`] which array of which tree a request names.
+//! A [`Session`] is an execution context placed in this process ([`Session::local`]: the
+//! engines run here, on its [`Resources`]) or in a worker ([`Session::worker`]: they run in a
+//! `dyng-worker` process, spawned on first use, which the C ABI's worker isolation and
+//! `dyng mosp --isolation worker` use). A graph loaded through a session is a [`SessionGraph`]
+//! (a worker graph keeps a host mirror, always at the worker's state), and its results are
+//! [`SessionResult`]s: adopting trees, updating and reading a result's arrays and counters read
+//! the same either way, and give the same values and the same errors.
+//!
+//! ```
+//! use dyng::session::Session;
+//! use dyng::{Batch, Csr, Fallback, Resources, SsspOptions};
+//!
+//! // 0 -> 1 -> 2 with one objective; the tree from 0 as the original drivers read it.
+//! let csr = Csr::from_edges(3, 1, &[0, 1], &[1, 2], &[4, 5])?;
+//! let session = Session::local(Resources::sequential());
+//! let mut g = session.load_graph(csr)?;
+//! let opt = SsspOptions { delta: None, fallback: Fallback::AdaptiveCounted };
+//! let tree = (vec![0, 4, 9], vec![-1, 0, 1]);
+//! let mut r = session.adopt_mosp_as_originals(&g, 0, vec![tree], false, &[5], &[], &opt)?;
+//! let mut batch = Batch::new(1);
+//! batch.insert(0, 2, &[3]);
+//! session.update(&mut g, &batch.view(), &mut [&mut r])?;
+//! assert_eq!(r.mosp_snapshot()?.tree(0).0, &[0, 4, 3]);
+//! assert_eq!(r.mosp_counters()?.objectives.len(), 1);
+//! # Ok::<(), dyng::Error>(())
+//! ```
+//!
+//! Inside, this module alone chooses between the in-process engines and the worker client, for
+//! the C ABI's calls too; both paths share the checks (which result is stale, which array of
+//! which tree a request names).
 
 mod array;
 mod graph;
+mod mosp_arrays;
 mod result;
 mod update;
 mod worker;
 
 pub(crate) use array::{Array, Elements, Snapshot, TREE_COMBINED};
-pub(crate) use graph::SessionGraph;
-pub(crate) use result::{ResultKind, SessionResult};
+pub use graph::SessionGraph;
+pub use mosp_arrays::{MospCounters, MospSnapshot};
+pub(crate) use result::ResultKind;
+pub use result::SessionResult;
 pub(crate) use update::StatsSink;
 
 use crate::error::Result;
-use crate::graph::Csr;
+use crate::graph::{BatchView, Csr};
+use crate::sssp::SsspOptions;
 use crate::resources::{Backend, Resources, ResourcesOptions};
 use crate::worker::WorkerOptions;
 use std::sync::Arc;
@@ -34,9 +61,10 @@ pub(crate) enum Placement {
     Worker(Arc<WorkerHost>),
 }
 
-/// An execution context and the place its graphs and results live. Clones share both.
+/// An execution context and the place its graphs and results live. Clones share both (a worker
+/// session's clones share its worker).
 #[derive(Clone)]
-pub(crate) struct Session {
+pub struct Session {
     /// In process: the engines' context. In a worker: a one-thread sequential context for the
     /// work that stays host-side (caller-held arrays, `dyng_sosp_update_arrays`).
     res: Resources,
@@ -45,14 +73,15 @@ pub(crate) struct Session {
 
 impl Session {
     /// Work runs in this process on `res`.
-    pub(crate) fn local(res: Resources) -> Self {
+    pub fn local(res: Resources) -> Self {
         Session { res, place: Placement::Local }
     }
 
     /// Work runs in a worker running `backend` (which `opts.backend` is set to). The worker
-    /// executable is located now, so that a missing one is reported here rather than by the
-    /// first call; the worker is spawned on first use.
-    pub(crate) fn worker(backend: Backend, mut opts: WorkerOptions) -> Result<Self> {
+    /// executable is located now (`opts.worker_path`, else `$DYNG_WORKER`, else beside the
+    /// library or program; it must be trusted, see `docs/worker.md`), so that a missing one is
+    /// reported here rather than by the first call; the worker is spawned on first use.
+    pub fn worker(backend: Backend, mut opts: WorkerOptions) -> Result<Self> {
         crate::worker::resolve_worker_path(opts.worker_path.as_deref())?;
         opts.backend = Some(backend);
         // Sequential, so that a worker session starts no thread pool here.
@@ -61,8 +90,54 @@ impl Session {
     }
 
     /// The host-side context (in a worker session, the sequential one of host-side work).
-    pub(crate) fn resources(&self) -> &Resources {
+    pub fn resources(&self) -> &Resources {
         &self.res
+    }
+
+    /// The process id of the session's worker once it is spawned; `None` in process.
+    pub fn worker_pid(&self) -> Option<u32> {
+        match &self.place {
+            Placement::Local => None,
+            Placement::Worker(w) => w.spawned().and_then(|c| c.worker_pid()),
+        }
+    }
+
+    /// Loads `csr` as a graph of this session (into the worker first, for a worker session:
+    /// spawning it if needed). A worker holds one graph: a second load while the first graph is
+    /// alive is refused.
+    pub fn load_graph(&self, csr: Csr) -> Result<SessionGraph> {
+        self.graph(csr, "Session::load_graph")
+    }
+
+    /// Adopts the K initial trees `trees` (objective j's (distances, parents), from `source`) as
+    /// one MOSP result with preferences `prefs` (empty: all ones), checked as the original
+    /// drivers check theirs: each tree in one pass (ranges, the root, parents closer to the
+    /// source, distances within (n - 1) x `max_weights[j]`, objective j's largest weight of the
+    /// batch to come; the graph's own largest counts as well), with `canonicalize` first
+    /// rewritten to the lowest-id tight in-neighbour; see
+    /// [`SsspResult::from_arrays_unverified`](crate::SsspResult::from_arrays_unverified). The
+    /// trees are combined by the result's first update
+    /// ([`MospResult::from_trees_deferred`](crate::MospResult::from_trees_deferred)). `g` must
+    /// be a graph of this session.
+    #[allow(clippy::too_many_arguments)]
+    pub fn adopt_mosp_as_originals(
+        &self,
+        g: &SessionGraph,
+        source: usize,
+        trees: Vec<(Vec<i64>, Vec<i32>)>,
+        canonicalize: bool,
+        max_weights: &[i64],
+        prefs: &[u32],
+        opt: &SsspOptions,
+    ) -> Result<SessionResult> {
+        g.adopt_mosp_as_originals(&self.res, source, trees, canonicalize, max_weights, prefs, opt)
+    }
+
+    /// Applies `batch` to `g` once and updates every result of `results` (results of `g`,
+    /// current at its state), as [`crate::update()`] does in process. Everything is validated
+    /// before anything changes.
+    pub fn update(&self, g: &mut SessionGraph, batch: &BatchView<'_>, results: &mut [&mut SessionResult]) -> Result<()> {
+        g.update(&self.res, batch, results, None, "Session::update")
     }
 
     /// Prepares what the first call would otherwise start: a worker's spawn and handshake. In

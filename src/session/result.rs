@@ -15,7 +15,7 @@ pub(super) enum Held {
 }
 
 /// A maintained result.
-pub(crate) struct SessionResult {
+pub struct SessionResult {
     pub(super) held: Held,
     /// Counters of the last compute or update of an in-process result (MOSP: summed over its K
     /// objectives); a worker result keeps its own, read when first asked for.

@@ -57,9 +57,19 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The repository root: the library's folder, one above the CLI's (`cli/`), whose tests share
+/// these helpers.
+pub fn repo_root() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    if env!("CARGO_PKG_NAME") == "dyng-cli" {
+        return here.parent().expect("cli/ has a parent").to_path_buf();
+    }
+    here
+}
+
 /// The copy of the full-output groups that travels with the project.
 pub fn local_golden() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+    repo_root().join("tests/golden")
 }
 
 /// The complete corpus (with the large digest-only groups), if present: `$DYNG_GOLDEN_DIR`, or
@@ -67,7 +77,7 @@ pub fn local_golden() -> PathBuf {
 pub fn shared_golden() -> Option<PathBuf> {
     let candidates = [
         std::env::var_os("DYNG_GOLDEN_DIR").map(PathBuf::from),
-        Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/golden")),
+        Some(repo_root().join("../shared/golden")),
     ];
     candidates.into_iter().flatten().find(|p| p.join("MANIFEST.tsv").exists())
 }

@@ -3,6 +3,7 @@
 //! `mosp` must write byte-identical trees; with the shared corpus present, every generated file
 //! must also equal the golden `usroads-k3` inputs and outputs (sha256).
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::*;
@@ -33,7 +34,7 @@ fn sha_of(path: &Path) -> String {
 
 #[test]
 fn usroads_pipeline_through_the_cli() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let root = common::repo_root();
     let tmp = std::env::temp_dir().join(format!("dyng-cli-prep-{}", std::process::id()));
     let t = |p: &str| tmp.join(p).to_string_lossy().into_owned();
     std::fs::create_dir_all(tmp.join("g")).unwrap();

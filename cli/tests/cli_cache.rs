@@ -3,6 +3,7 @@
 //! PASS). The damaged cache is rebuilt from the text with a warning, and the outputs are those of
 //! a run without a cache.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::path::Path;

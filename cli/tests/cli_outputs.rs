@@ -5,6 +5,7 @@
 //! namespaces are unavailable it says so and returns, and the rule is still checked with an
 //! injected write failure by the unit test in `src/io/outputs.rs`.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use common::Case;

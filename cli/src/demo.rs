@@ -58,7 +58,7 @@ fn default_data() -> PathBuf {
     if local.exists() {
         return local;
     }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/road-usroads.mtx")
+    crate::repo_dir().join("data/road-usroads.mtx")
 }
 
 /// The state the demo updates: the graph and its MOSP result.

@@ -2,7 +2,9 @@
 //! byte-identical, the `--stats` counters equal, error cases exit 1 with `Error:` on stderr, on
 //! the sequential engine and the parallel engine with 1 and 2 threads.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
+mod support;
 
 use common::*;
 use std::path::{Path, PathBuf};
@@ -128,6 +130,8 @@ fn cuda_backend_is_refused_cleanly() {
 /// expected output bytes and `--stats` counters, and every error or quirk case exits as the
 /// in-process run does, with the same message.
 fn check_worker_group(group: &Path, tag: &str) -> usize {
+    // The CLI finds the worker beside itself, as in a cargo build folder: the one checked here.
+    support::worker();
     let tmp = std::env::temp_dir().join(format!("dyng-cli-worker-{tag}-{}", std::process::id()));
     let mut failures = Vec::new();
     let mut runs = 0;

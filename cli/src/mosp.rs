@@ -154,12 +154,12 @@ pub fn run(args: MospArgs) -> Result<ExitCode, Failure> {
             canonicalize: args.canonicalize,
             preferences: &args.pref,
             delta: args.delta,
-            backend: args.backend,
+            backend: args.backend.backend(),
             out: (!args.no_output).then_some(args.out.as_path()),
             quiet: args.quiet,
             stats: args.stats.as_deref(),
         };
-        crate::isolated::run(&inp, &job)?;
+        crate::isolated::run(&mut inp, &job)?;
         return Ok(ExitCode::SUCCESS);
     }
     // Verified trees (--validate) also let the update recompute where that is faster.

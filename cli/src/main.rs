@@ -78,18 +78,31 @@ pub enum BackendArg {
     Cuda,
 }
 
+impl BackendArg {
+    /// The library's engine of this choice.
+    pub fn backend(self) -> dyng::Backend {
+        match self {
+            BackendArg::Sequential => dyng::Backend::Sequential,
+            BackendArg::Parallel => dyng::Backend::Parallel,
+            BackendArg::Cuda => dyng::Backend::Cuda,
+        }
+    }
+}
+
 /// Builds the resources handle for `--backend` and `--threads`.
 pub fn resources(backend: BackendArg, threads: usize) -> dyng::Result<dyng::Resources> {
-    let backend = match backend {
-        BackendArg::Sequential => dyng::Backend::Sequential,
-        BackendArg::Parallel => dyng::Backend::Parallel,
-        BackendArg::Cuda => dyng::Backend::Cuda,
-    };
     dyng::Resources::new(&dyng::ResourcesOptions {
-        backend,
+        backend: backend.backend(),
         num_threads: threads,
         ..Default::default()
     })
+}
+
+/// The repository this program was built from (its package is `cli/`, one below the root): where
+/// the bundled data is found when the working directory has no `data/`.
+pub fn repo_dir() -> &'static std::path::Path {
+    let cli = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    cli.parent().unwrap_or(cli)
 }
 
 fn main() -> ExitCode {

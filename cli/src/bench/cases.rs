@@ -46,7 +46,7 @@ fn bundled(name: &str) -> PathBuf {
     if local.exists() {
         return local;
     }
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data").join(name)
+    crate::repo_dir().join("data").join(name)
 }
 
 fn usroads() -> GraphSpec {
