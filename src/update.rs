@@ -8,6 +8,8 @@
 
 use crate::error::{Error, Result};
 use crate::graph::{BatchView, Graph};
+use crate::graph::stale::POISONED;
+use crate::graph::stale::check_current;
 use crate::mosp::MospResult;
 use crate::resources::device::Prepared;
 use crate::resources::{PooledWorkspace, Resources};
@@ -37,10 +39,6 @@ impl<'a> From<&'a mut MospResult> for ResultMut<'a> {
     }
 }
 
-/// The version a result is left at by an update that failed after it began to change it (a
-/// device or internal error, never bad input, which is refused before anything changes): no
-/// graph state has it, so every later use of the result is refused as stale.
-pub(crate) const POISONED: u64 = u64::MAX;
 
 impl ResultMut<'_> {
     fn graph_state(&self) -> (u64, u64) {
@@ -72,45 +70,6 @@ impl ResultMut<'_> {
     }
 }
 
-/// Why a result cannot be used on a graph's current state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Stale {
-    /// Computed on another graph.
-    OtherGraph,
-    /// Left unusable by an update that failed after it began to change it.
-    Poisoned,
-    /// Computed on version `version` of the graph, which is now at `now`.
-    Behind { version: u64, now: u64 },
-}
-
-/// Whether a result at `(graph id, version)` belongs to `graph`'s current state: the one decision
-/// of a stale result, for in-process results and, through their host mirror, worker results.
-pub(crate) fn staleness((id, version): (u64, u64), graph: &Graph) -> Option<Stale> {
-    if id != graph.id() {
-        Some(Stale::OtherGraph)
-    } else if version == POISONED {
-        Some(Stale::Poisoned)
-    } else if version != graph.version() {
-        Some(Stale::Behind { version, now: graph.version() })
-    } else {
-        None
-    }
-}
-
-/// Refuses a result of another graph or of another state of this one.
-pub(crate) fn check_current(i: usize, state: (u64, u64), graph: &Graph) -> Result<()> {
-    let msg = match staleness(state, graph) {
-        None => return Ok(()),
-        Some(Stale::OtherGraph) => format!("dyng: result {i} was computed on another graph"),
-        Some(Stale::Poisoned) => format!(
-            "dyng: result {i} was left unusable by an update that failed on the device or inside dyng; compute it again"
-        ),
-        Some(Stale::Behind { version, now }) => {
-            format!("dyng: result {i} belongs to version {version} of the graph, which is now at version {now}")
-        }
-    };
-    Err(Error::StaleResult(msg))
-}
 
 /// Per-objective facts of the graph BEFORE the batch, plus the batch's inserted weights: the
 /// originals' inputs to packing (max weight) and to the default Delta (original m and weight sum).

@@ -13,6 +13,7 @@ pub mod csr;
 pub mod dijkstra;
 pub(crate) mod mirror;
 pub(crate) mod rows;
+pub(crate) mod stale;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;

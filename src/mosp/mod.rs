@@ -184,7 +184,7 @@ impl MospResult {
             .map(|t| TreeFacts {
                 objective: t.objective,
                 source: t.source,
-                current: crate::update::staleness((t.graph_id, t.version), graph).is_none(),
+                current: crate::graph::stale::staleness((t.graph_id, t.version), graph).is_none(),
             })
             .collect();
         let prefs = check_trees(graph, source, &facts, preferences)?;

@@ -9,7 +9,7 @@ use crate::graph::Graph;
 use crate::mosp::{check_trees, MospOptions, MospResult, TreeFacts};
 use crate::resources::Resources;
 use crate::sssp::{SsspOptions, SsspResult, UpdateStats};
-use crate::update::staleness;
+use crate::graph::stale::staleness;
 use crate::worker::kind;
 
 /// A graph: in process, or resident in a worker with its host mirror in `graph`.

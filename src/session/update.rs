@@ -7,7 +7,8 @@ use super::result::{Held, SessionResult};
 use crate::error::{Error, Result};
 use crate::graph::BatchView;
 use crate::resources::Resources;
-use crate::update::{staleness, update, ResultMut, Stale};
+use crate::graph::stale::{staleness, Stale};
+use crate::update::{update, ResultMut};
 
 /// Receives result i's counters once the update went through.
 pub(crate) type StatsSink<'a> = &'a mut dyn FnMut(usize, &crate::sssp::UpdateStats);

@@ -127,7 +127,7 @@ pub(crate) struct RemoteRes {
 }
 
 impl RemoteRes {
-    /// The (graph id, version) it belongs to, as `update::staleness` takes it.
+    /// The (graph id, version) it belongs to, as `graph::stale::staleness` takes it.
     pub(crate) fn state(&self) -> (u64, u64) {
         (self.graph_id, self.graph_version)
     }
