@@ -155,6 +155,12 @@ impl LatencyGraph {
     pub fn overhead(&self) -> f64 {
         self.graph_bytes as f64 / self.compact_bytes as f64 - 1.0
     }
+
+    /// What the MOSP compute spends per vertex of one tree, in ms: `affected` counts a vertex
+    /// once in each of the K trees and the combined tree it changed in, so c compares with this.
+    pub fn compute_ms_per_tree_vertex(&self) -> f64 {
+        self.compute_ms / (self.n as f64 * (self.k + 1) as f64)
+    }
 }
 
 /// The latency results of a run.
