@@ -221,3 +221,21 @@ fn results_follow_the_stream_on_every_engine() {
     }
 }
 
+
+/// A graph fresh from a CSR holds the compact arrays of its out-rows and in-rows plus, per side,
+/// a second bound per row (4 bytes per vertex) and the room at the end (1/32 of the edges and 16
+/// slots, each a head and K weights): nothing more, whatever capacity the CSR's arrays had.
+#[test]
+fn a_fresh_graph_holds_the_compact_arrays_plus_its_bounds_and_room() {
+    for (side, k) in [(40, 3), (200, 1), (300, 2)] {
+        let t = dyng::io::generators::graphgen::grid(side, side, k, 1, 100, 7).unwrap();
+        let csr = Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, dyng::WeightLayout::EdgeMajor).unwrap();
+        let (n, m) = (csr.n(), csr.m());
+        let g = Graph::new(csr);
+        let _ = g.in_rows();
+        let compact = 2 * 4 * (n + 1 + m * (k + 1));
+        let room = 2 * 4 * (m / 32 + 16) * (k + 1);
+        let bound = compact + 2 * 4 * (n - 1) + room;
+        assert!(g.bytes() <= bound, "grid {side}^2, K = {k}: {} bytes, at most {bound} expected (compact {compact})", g.bytes());
+    }
+}

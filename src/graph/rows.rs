@@ -204,7 +204,13 @@ impl SlackRows {
         s.used = m;
         s.slots = Self::slots_for(m, 0);
         s.heads = heads;
+        // Exactly: a plain resize past the capacity doubles it (a CSR's heads, taken over, are
+        // full), which left the rows holding twice the heads they need.
+        s.heads.reserve_exact(s.slots.saturating_sub(s.heads.len()));
         s.heads.resize(s.slots, FREE);
+        if s.heads.capacity() > s.slots + s.slots / 4 {
+            s.heads.shrink_to_fit();
+        }
         s.weights = (0..k)
             .map(|j| {
                 let mut c = Vec::with_capacity(s.slots);
