@@ -211,6 +211,13 @@ impl Graph {
         self.out.bytes() + self.in_rows.get().map_or(0, SlackRows::bytes) + self.scratch.bytes()
     }
 
+    /// Bytes of the rows alone (out-rows and in-rows once made: bounds, heads and weights, with
+    /// the slack rows keep, the room left by rows that moved and the room at the end), without
+    /// the undo log, the journal and the apply's scratch that [`Graph::bytes`] adds.
+    pub fn row_bytes(&self) -> usize {
+        self.out.row_bytes() + self.in_rows.get().map_or(0, SlackRows::row_bytes)
+    }
+
     /// Compactions of the rows so far (each rewrites every row; they are amortised over the
     /// batches that left rows moved or slack unused).
     pub fn compactions(&self) -> u64 {

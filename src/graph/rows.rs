@@ -300,8 +300,13 @@ impl SlackRows {
     }
 
     /// Bytes allocated.
-    pub(crate) fn bytes(&self) -> usize {
+    /// Bytes of the rows themselves: bounds, heads and weights, with their slack and room.
+    pub(crate) fn row_bytes(&self) -> usize {
         4 * (self.bounds.capacity() + self.heads.capacity() + self.weights.iter().map(Vec::capacity).sum::<usize>())
+    }
+
+    pub(crate) fn bytes(&self) -> usize {
+        self.row_bytes()
             + 8 * self.log.capacity()
             + 4 * self.saved.capacity()
             + self.journal.bytes()

@@ -143,6 +143,8 @@ pub struct LatencyGraph {
     /// The resident graph (rows with room to grow and the in-rows), against the compact CSR and
     /// reverse CSR of the same edges: 2 x 4 (n + 1 + m (K + 1)) bytes.
     pub graph_bytes: usize,
+    /// The rows alone (without the undo log, the journal and the apply's scratch).
+    pub row_bytes: usize,
     pub compact_bytes: usize,
     pub graph_bytes_per_vertex: f64,
     pub graph_bytes_per_edge: f64,
@@ -154,6 +156,11 @@ impl LatencyGraph {
     /// Bytes of the resident graph over the compact arrays, less one.
     pub fn overhead(&self) -> f64 {
         self.graph_bytes as f64 / self.compact_bytes as f64 - 1.0
+    }
+
+    /// Bytes of the rows (their slack and room) over the compact arrays, less one.
+    pub fn row_overhead(&self) -> f64 {
+        self.row_bytes as f64 / self.compact_bytes as f64 - 1.0
     }
 
     /// What the MOSP compute spends per vertex of one tree, in ms: `affected` counts a vertex
@@ -281,6 +288,7 @@ pub fn measure_graph(spec: &GraphSpec, csr: &Csr, threads: &[usize], plan: &[(Ki
             computes_ms: computes,
             fit: fit(&all),
             graph_bytes: g.bytes(),
+            row_bytes: g.row_bytes(),
             compact_bytes: compact,
             graph_bytes_per_vertex: g.bytes() as f64 / n as f64,
             graph_bytes_per_edge: g.bytes() as f64 / mm.max(1) as f64,
