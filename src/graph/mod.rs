@@ -224,6 +224,13 @@ impl Graph {
         self.out.compactions() + self.in_rows.get().map_or(0, SlackRows::compactions)
     }
 
+    /// Times the rows' arrays were given a new size so far: grown when a batch needs more room
+    /// than they have, or shrunk after a compaction left a quarter unused. Like a compaction, each
+    /// moves the arrays (and is amortised over the batches that did not need one).
+    pub fn resizes(&self) -> u64 {
+        self.out.resizes() + self.in_rows.get().map_or(0, SlackRows::resizes)
+    }
+
     /// Applies a batch without updating any result (results of the old state become stale).
     /// Returns, per insertion, the bit mask of the objectives whose weight increased. A rejected
     /// batch ([`crate::Error::InvalidArgument`], or [`crate::Error::Capacity`] beyond 2^31-1

@@ -183,6 +183,8 @@ pub(crate) struct SlackRows {
     saved: Vec<i32>,
     /// Compactions so far (each rewrites every row).
     compactions: u64,
+    /// Times the arrays were given a new size (grown for room, or shrunk after a compaction).
+    resizes: u64,
     /// Built since the last commit (by [`SlackRows::reversed`]): an undo drops it instead.
     fresh: bool,
     /// The rows changed (and undone) and the layout changes, for copies kept elsewhere (the CUDA
@@ -297,6 +299,10 @@ impl SlackRows {
     /// Compactions so far.
     pub(crate) fn compactions(&self) -> u64 {
         self.compactions
+    }
+
+    pub(crate) fn resizes(&self) -> u64 {
+        self.resizes
     }
 
     /// Bytes allocated.
@@ -499,6 +505,7 @@ impl SlackRows {
             }
         }
         self.slots = slots;
+        self.resizes += 1;
         self.journal.relayout();
     }
 
