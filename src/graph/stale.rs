@@ -35,17 +35,24 @@ pub(crate) fn staleness((id, version): (u64, u64), graph: &Graph) -> Option<Stal
     }
 }
 
+/// What is wrong with the result `who` names (e.g. "dyng: result 2"), in the words every path
+/// uses, in process or in a worker.
+pub(crate) fn stale_message(why: Stale, who: &str) -> String {
+    match why {
+        Stale::OtherGraph => format!("{who} was computed on another graph"),
+        Stale::Poisoned => {
+            format!("{who} was left unusable by an update that failed on the device or inside dyng; compute it again")
+        }
+        Stale::Behind { version, now } => {
+            format!("{who} belongs to version {version} of the graph, which is now at version {now}")
+        }
+    }
+}
+
 /// Refuses a result of another graph or of another state of this one.
 pub(crate) fn check_current(i: usize, state: (u64, u64), graph: &Graph) -> Result<()> {
-    let msg = match staleness(state, graph) {
-        None => return Ok(()),
-        Some(Stale::OtherGraph) => format!("dyng: result {i} was computed on another graph"),
-        Some(Stale::Poisoned) => format!(
-            "dyng: result {i} was left unusable by an update that failed on the device or inside dyng; compute it again"
-        ),
-        Some(Stale::Behind { version, now }) => {
-            format!("dyng: result {i} belongs to version {version} of the graph, which is now at version {now}")
-        }
-    };
-    Err(Error::StaleResult(msg))
+    match staleness(state, graph) {
+        None => Ok(()),
+        Some(why) => Err(Error::StaleResult(stale_message(why, &format!("dyng: result {i}")))),
+    }
 }

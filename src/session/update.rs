@@ -7,7 +7,7 @@ use super::result::{Held, SessionResult};
 use crate::error::{Error, Result};
 use crate::graph::BatchView;
 use crate::resources::Resources;
-use crate::graph::stale::{staleness, Stale};
+use crate::graph::stale::{stale_message, staleness, Stale};
 use crate::update::{update, ResultMut};
 
 /// Receives result i's counters once the update went through.
@@ -118,16 +118,8 @@ impl SessionGraph {
     }
 }
 
-/// The worker update's message for a stale result `i` (decided by `staleness`, as in process).
+/// The worker update's error for a stale result `i` (decided by `staleness` and worded by
+/// `stale_message`, as in process).
 fn stale_in_worker(why: Stale, i: usize, func: &str) -> Error {
-    Error::StaleResult(match why {
-        Stale::OtherGraph => format!("dyng: {func}: results[{i}] was computed on another graph"),
-        Stale::Poisoned => format!(
-            "dyng: {func}: results[{i}] was left unusable by an update that failed on the device or inside dyng; compute it again"
-        ),
-        Stale::Behind { version, now } => format!(
-            "dyng: {func}: results[{i}] was computed on version {version} of the graph, which is now at version {now}, and was not updated with it"
-        ),
-    })
+    Error::StaleResult(stale_message(why, &format!("dyng: {func}: results[{i}]")))
 }
-
