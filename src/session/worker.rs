@@ -143,16 +143,7 @@ impl RemoteRes {
         let each: Vec<UpdateStats> = w
             .objectives
             .iter()
-            .map(|o| UpdateStats {
-                invalidated: o.invalidated as i64,
-                affected: o.affected as i64,
-                iterations: o.iterations as i64,
-                epochs: o.epochs as i64,
-                pushes: o.pushes as i64,
-                packed_parents: o.packed,
-                fallback_used: o.fallback_used,
-                ..Default::default()
-            })
+            .map(|o| o.update_stats())
             .collect();
         let s = UpdateStats::sum(&each);
         *cached = Some(s);

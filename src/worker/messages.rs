@@ -923,6 +923,22 @@ pub struct ObjectiveStats {
     pub fallback_used: bool,
 }
 
+impl ObjectiveStats {
+    /// The counters as the in-process engines report them (a worker sends no times).
+    pub(crate) fn update_stats(&self) -> crate::UpdateStats {
+        crate::UpdateStats {
+            invalidated: self.invalidated as i64,
+            affected: self.affected as i64,
+            iterations: self.iterations as i64,
+            epochs: self.epochs as i64,
+            pushes: self.pushes as i64,
+            packed_parents: self.packed,
+            fallback_used: self.fallback_used,
+            ..Default::default()
+        }
+    }
+}
+
 /// The combined step of a MOSP result in a STATS reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct CombinedStats {
