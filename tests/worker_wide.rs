@@ -10,23 +10,11 @@ mod worker_util;
 use common::capi::{last_error, view};
 use dyng::ffi::*;
 use dyng::worker::{kind, Client, WorkerOptions};
-use dyng::{Csr, Graph, MospOptions, MospResult, Resources, ResultMut, SsspOptions, SsspResult, WeightLayout};
+use dyng::{Graph, MospOptions, MospResult, Resources, ResultMut, SsspOptions, SsspResult};
 use std::ffi::CString;
 use std::ptr::{null, null_mut};
 use worker_util::*;
 
-/// A w x w grid (one objective's links) with `k` weight columns drawn from a small LCG.
-fn wide_grid(w: usize, k: usize, seed: u64) -> Csr {
-    let t = dyng::io::generators::graphgen::grid(w, w, 1, 1, 9, seed as u32).unwrap();
-    let mut s = seed;
-    let weights: Vec<i32> = (0..t.col_ind.len() * k)
-        .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            1 + ((s >> 33) % 50) as i32
-        })
-        .collect();
-    Csr::from_arrays(t.n, k, t.row_ptr, t.col_ind, &weights, WeightLayout::EdgeMajor).unwrap()
-}
 
 fn prefs(k: usize) -> Vec<u32> {
     (0..k).map(|j| 1 + (j % 2) as u32).collect()

@@ -4,9 +4,14 @@
 
 use dyng::worker::Pong;
 use dyng::worker::{Client, WorkerOptions};
-use dyng::{Batch, Csr, WeightLayout};
+use dyng::{Csr, WeightLayout};
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
+
+#[path = "../common/streams.rs"]
+mod streams;
+#[allow(unused_imports)] // each test takes what it needs
+pub use streams::{batch, wide_grid};
 
 /// Options of every functional test: the built worker, and checksums on (spec 17.1), so every
 /// array crossing the socket in either direction is verified.
@@ -25,29 +30,6 @@ pub fn grid(w: usize, h: usize, k: usize, seed: u32) -> Csr {
     Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor).expect("csr")
 }
 
-/// A deterministic mixed batch: `ins` insertions and `del` deletions of existing edges.
-pub fn batch(g: &Csr, ins: usize, del: usize, seed: u64) -> Batch {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    let mut next = move || {
-        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (s >> 33) as usize
-    };
-    let (n, k) = (g.n(), g.k());
-    let mut b = Batch::new(k);
-    for _ in 0..ins {
-        let w: Vec<i32> = (0..k).map(|_| 1 + (next() % 100) as i32).collect();
-        b.insert((next() % n) as i32, (next() % n) as i32, &w);
-    }
-    for _ in 0..del {
-        let u = next() % n;
-        let r = g.row(u);
-        if !r.is_empty() {
-            let e = r.start + next() % r.len();
-            b.delete(u as i32, g.col_ind()[e]);
-        }
-    }
-    b
-}
 
 /// The leak checks after a scenario (17.3), given the last PONG counters `st` of client `c`:
 /// no block lent, L4 (the worker's memfds are its pool), then after closing the client: the
