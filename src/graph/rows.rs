@@ -420,30 +420,61 @@ impl SlackRows {
     /// took at most the slots they spanned). Rows keep their slack (a row that grew is likely to
     /// grow again: traffic is local) unless the slack alone passes `edges / KEEP_SLACK_SHARE`.
     /// The arrays then grow (or shrink) to `extra` slots of room at the end plus the tail share.
-    /// Nothing is allocated but that growth: fresh arrays are pages to fault in.
+    /// Nothing is allocated but a bit per slot and that growth: fresh arrays are pages to fault in
+    /// (a sort of the rows by start took half of a compaction, most of it in its buffers' faults).
     fn compact(&mut self, extra: usize) {
         let (n, m) = (self.n, self.edges);
-        let keep = (0..n).map(|u| self.slack(u)).sum::<usize>() <= m / KEEP_SLACK_SHARE;
+        // Every used slot is an edge, a dead slot or a row's slack.
+        let keep = self.used - m - self.dead <= m / KEEP_SLACK_SHARE;
+        // The rows that keep slots are found by their first slot: a bit marks it, and the row's
+        // id stands in it meanwhile, its head waiting in the row's start bound (regions are
+        // disjoint, so no two such rows start at one slot). A row left without slots is put at
+        // the end, its start bound set to `NO_SLOTS` until then.
+        const NO_SLOTS: i32 = -1;
+        let mut starts = vec![0u64; self.used.div_ceil(64)];
+        for u in 0..n {
+            let (start, end) = (self.bounds[2 * u] as usize, self.bounds[2 * u + 1] as usize);
+            // A stand-in id is never a mark, so this reads the slack's first slot truly.
+            if start == end && !(keep && self.heads.get(end) == Some(&!(u as i32))) {
+                self.bounds[2 * u] = NO_SLOTS;
+                continue;
+            }
+            starts[start / 64] |= 1 << (start % 64);
+            self.bounds[2 * u] = self.heads[start];
+            self.heads[start] = u as i32;
+        }
         // Rows that lie next to each other and stay so move as one block (a copy per row and
         // column was most of a compaction: usroads' 129K rows of three edges).
         let (mut at, mut block) = (0, (0, 0, 0));
-        for u in self.rows_by_start() {
-            let start = self.bounds[2 * u] as usize;
-            let len = self.bounds[2 * u + 1] as usize - start;
-            // Read before any move: a row's slack lies in its own region, after its end.
-            let region = len + if keep { self.slack(u) } else { 0 };
-            let (src, size, dst) = block;
-            if start == src + size && at == dst + size {
-                block.1 += region;
-            } else {
-                self.move_block(block);
-                block = (start, region, at);
+        for (w, &word) in starts.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let start = 64 * w + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let u = self.heads[start] as usize;
+                self.heads[start] = self.bounds[2 * u];
+                let len = self.bounds[2 * u + 1] as usize - start;
+                // Read before any move: a row's slack lies in its own region, after its end.
+                let region = len + if keep { self.slack(u) } else { 0 };
+                let (src, size, dst) = block;
+                if start == src + size && at == dst + size {
+                    block.1 += region;
+                } else {
+                    self.move_block(block);
+                    block = (start, region, at);
+                }
+                self.bounds[2 * u] = at as i32;
+                self.bounds[2 * u + 1] = (at + len) as i32;
+                at += region;
             }
-            self.bounds[2 * u] = at as i32;
-            self.bounds[2 * u + 1] = (at + len) as i32;
-            at += region;
         }
         self.move_block(block);
+        for u in 0..n {
+            if self.bounds[2 * u] == NO_SLOTS {
+                self.bounds[2 * u] = at as i32;
+                self.bounds[2 * u + 1] = at as i32;
+            }
+        }
         self.used = at;
         self.dead = 0;
         self.resize_slots(Self::slots_for(at, 2 * extra));
@@ -461,31 +492,6 @@ impl SlackRows {
         for c in &mut self.weights {
             c.copy_within(from..from + size, to);
         }
-    }
-
-    /// The rows by ascending start: a radix sort of (start, row) by the start's two 16-bit
-    /// halves (starts are below 2^31), linear in n where a comparison sort of the starts took
-    /// most of a compaction.
-    fn rows_by_start(&self) -> Vec<usize> {
-        let n = self.n;
-        let mut keys: Vec<u64> = (0..n).map(|u| (self.bounds[2 * u] as u64) << 32 | u as u64).collect();
-        let mut other = vec![0u64; n];
-        for shift in [32, 48] {
-            let mut at = vec![0u32; (1 << 16) + 1];
-            for &x in &keys {
-                at[(x >> shift & 0xffff) as usize + 1] += 1;
-            }
-            for d in 0..1 << 16 {
-                at[d + 1] += at[d];
-            }
-            for &x in &keys {
-                let d = (x >> shift & 0xffff) as usize;
-                other[at[d] as usize] = x;
-                at[d] += 1;
-            }
-            std::mem::swap(&mut keys, &mut other);
-        }
-        keys.into_iter().map(|x| (x & 0xffff_ffff) as usize).collect()
     }
 
     /// Gives the heads and every column `slots` slots (at least `used`); shrinks only when a
@@ -694,6 +700,57 @@ mod tests {
         assert!(s.used <= edges + edges / KEEP_SLACK_SHARE, "{} slots used for {edges} edges", s.used);
         assert!(s.bytes() <= bytes);
         assert!(s.compactions() >= 1);
+    }
+
+    #[test]
+    fn a_compaction_keeps_a_small_slack_and_places_rows_without_slots() {
+        // 100 rows of three edges but row 3, empty; K = 1.
+        let n = 100;
+        let mut row_ptr = vec![0i32];
+        let mut heads = Vec::new();
+        for u in 0..n {
+            if u != 3 {
+                heads.extend([(u + 1) % n, (u + 2) % n, (u + 3) % n].map(|v| v as i32));
+            }
+            row_ptr.push(heads.len() as i32);
+        }
+        let weights: Vec<i32> = (1..=heads.len() as i32).collect();
+        let mut s = SlackRows::from_compact(n, 1, &row_ptr, heads, &weights);
+        for _ in 0..3 {
+            let e = s.row(5).start;
+            s.remove(5, e); // row 5 empties, leaving three slots of slack
+        }
+        s.remove(7, s.row(7).start + 1);
+        for i in 0..4 {
+            let need = s.room_for(9, 0, 1);
+            s.reserve_room(need).unwrap();
+            s.append(9, i, |_| 100 + i);
+        }
+        s.commit();
+        assert!(s.dead > 0);
+        let want = rows_of(&s);
+        let slack: Vec<usize> = (0..n).map(|u| s.slack(u)).collect();
+        s.compact(0);
+        assert_eq!(rows_of(&s), want);
+        // The slack is small, so every row keeps its own, the emptied row 5 included.
+        assert_eq!((0..n).map(|u| s.slack(u)).collect::<Vec<_>>(), slack);
+        assert_eq!((slack[5], slack[7], slack[3]), (3, 1, 0));
+        assert_eq!(s.used, s.edges + slack.iter().sum::<usize>());
+        assert_eq!(s.dead, 0);
+        // Rows are where their bounds say and nowhere else: every used slot is a row's.
+        let mut owned = vec![false; s.used];
+        for u in 0..n {
+            let r = s.row(u);
+            for slot in r.start..r.end + slack[u] {
+                assert!(!std::mem::replace(&mut owned[slot], true), "slot {slot} has two rows");
+            }
+        }
+        assert!(owned.iter().all(|&o| o));
+        // The graph still takes appends, into the kept slack and by moves.
+        s.append(5, 0, |_| 7);
+        s.append(3, 0, |_| 8);
+        assert_eq!(rows_of(&s)[5], vec![(0, vec![7])]);
+        assert_eq!(rows_of(&s)[3], vec![(0, vec![8])]);
     }
 
     #[test]
