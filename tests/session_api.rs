@@ -39,8 +39,12 @@ fn worker() -> Session {
 const OPT: SsspOptions = SsspOptions { delta: None, fallback: Fallback::AdaptiveCounted };
 const PREFS: [u32; 3] = [2, 1, 3];
 
+/// What [`run`] reads: each tree's distances and parents, the combined distances, parents and
+/// path costs, the trees' counters and the combine step's.
+type Outcome = (Vec<(Vec<i64>, Vec<i32>)>, Vec<i64>, Vec<i32>, Vec<i64>, Vec<[i64; 4]>, [i64; 5]);
+
 /// Adopts, updates once and returns the snapshot and the counters (times left out).
-fn run(session: &Session, g: &Csr, b: &Batch) -> (Vec<(Vec<i64>, Vec<i32>)>, Vec<i64>, Vec<i32>, Vec<i64>, Vec<[i64; 4]>, [i64; 5]) {
+fn run(session: &Session, g: &Csr, b: &Batch) -> Outcome {
     let mut sg = session.load_graph(g.clone()).unwrap();
     let mut r = session.adopt_mosp_as_originals(&sg, 0, trees(g, 0), false, &[20, 20, 20], &PREFS, &OPT).unwrap();
     // Combined by the first update: nothing to read before it.

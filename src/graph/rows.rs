@@ -748,10 +748,10 @@ mod tests {
         assert_eq!(s.dead, 0);
         // Rows are where their bounds say and nowhere else: every used slot is a row's.
         let mut owned = vec![false; s.used];
-        for u in 0..n {
+        for (u, &kept) in slack.iter().enumerate() {
             let r = s.row(u);
-            for slot in r.start..r.end + slack[u] {
-                assert!(!std::mem::replace(&mut owned[slot], true), "slot {slot} has two rows");
+            for (slot, o) in owned.iter_mut().enumerate().take(r.end + kept).skip(r.start) {
+                assert!(!std::mem::replace(o, true), "slot {slot} has two rows");
             }
         }
         assert!(owned.iter().all(|&o| o));

@@ -8,10 +8,16 @@ use crate::sssp::UpdateStats;
 use crate::worker::{kind, View};
 use std::sync::Arc;
 
+/// One tree's distances and parents, shared with the in-process result that made them.
+type TreeArrays = (Arc<Vec<i64>>, Arc<Vec<i32>>);
+
+/// The combined distances and parents and the path costs, shared likewise.
+type CombinedArrays = (Arc<Vec<i64>>, Arc<Vec<i32>>, Arc<Vec<i64>>);
+
 /// Where a snapshot's arrays are: `Arc`s of an in-process result (an update writes into copies
 /// while a snapshot is held) or the worker's lent blocks (an update writes into other blocks).
 enum Parts {
-    Local { trees: Vec<(Arc<Vec<i64>>, Arc<Vec<i32>>)>, combined: (Arc<Vec<i64>>, Arc<Vec<i32>>, Arc<Vec<i64>>) },
+    Local { trees: Vec<TreeArrays>, combined: CombinedArrays },
     /// One block per tree (its distances and parents), then one of the combined arrays.
     Worker { trees: Vec<View>, combined: View },
 }
