@@ -112,3 +112,45 @@ fn bench_refuses_zero_runs_and_defaults_to_enough_runs_for_intervals() {
     let help = String::from_utf8_lossy(&help.stdout);
     assert!(help.contains("[default: 5]"), "{help}");
 }
+
+#[test]
+fn bench_latency_runs_the_sizes_asked_for_and_reports_the_constant_term() {
+    let out = std::env::temp_dir().join(format!("dyng-bench-latency-test-{}", std::process::id()));
+    let run = dyng()
+        .args(["bench", "latency", "--only", "usroads", "--threads", "1", "--sizes", "1,10", "--out"])
+        .arg(&out)
+        .output()
+        .expect("run dyng bench latency");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "dyng bench latency failed: {stderr}");
+    let text = std::fs::read_to_string(out.join("latency.json")).expect("latency.json");
+    let json: serde_json::Value = serde_json::from_str(&text).expect("latency.json is valid JSON");
+    let cases = json["latency"]["cases"].as_array().expect("latency cases");
+    // Traffic, congestion and closures, of 1 and 10 changes, and no other.
+    assert_eq!(cases.len(), 6, "{text}");
+    for c in cases {
+        assert!(c["size"] == 1 || c["size"] == 10, "{c}");
+        assert_eq!(c["batches"], 8, "{c}");
+    }
+    let graphs = json["latency"]["graphs"].as_array().expect("latency graphs");
+    assert_eq!(graphs.len(), 1, "{text}");
+    let g = &graphs[0];
+    assert!(g["unchanged_updates"].is_u64(), "{g}");
+    let unchanged = g["unchanged_updates"].as_u64().unwrap_or(0);
+    // The updates that changed nothing have a median exactly when there are some.
+    assert_eq!(g["unchanged_ms"].is_number(), unchanged > 0, "{g}");
+    assert!(g["fit"].is_null() || g["fit"]["a_ms"].is_number(), "{g}");
+    let md = std::fs::read_to_string(out.join("latency.md")).expect("latency.md");
+    assert!(md.contains("| a ms | unchanged ms (updates) |"), "{md}");
+    assert!(md.contains("- memory of the resident graph's rows (slack and room) on usroads, 1 thread(s): "), "{md}");
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn bench_refuses_a_batch_size_it_does_not_run_before_any_work() {
+    let run = dyng().args(["bench", "latency", "--sizes", "5", "--only", "usroads"]).output().expect("run dyng bench");
+    assert_eq!(run.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(stderr.contains("--sizes 5: no latency case of this suite has that size (its sizes: 1, 10, 100, 1000, 10000)"), "{stderr}");
+    assert!(!stderr.contains("building"), "refused before building a graph: {stderr}");
+}

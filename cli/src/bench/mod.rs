@@ -56,6 +56,10 @@ pub struct BenchArgs {
     /// batches drawn from the current state); 0 runs no stream.
     #[arg(long, default_value_t = stream::BATCHES)]
     pub stream_batches: usize,
+    /// Only the latency cases of these batch sizes (1, 10, 100, 1000; 10000 for the safe, unsafe
+    /// and local batches), e.g. `latency --sizes 1,10` for the constant term on the largest grid.
+    #[arg(long, value_delimiter = ',')]
+    pub sizes: Vec<usize>,
 }
 
 fn suite_name(s: Suite) -> &'static str {
@@ -67,23 +71,42 @@ fn suite_name(s: Suite) -> &'static str {
 }
 
 /// Batches per latency case: fewer on the largest grids, whose batches take a copy of the graph
-/// to draw (the generator works on a compact CSR).
-fn latency_batches(n: usize, full: bool) -> usize {
+/// to draw (the generator works on a compact CSR), but for batches of 10 changes or fewer, whose
+/// medians stand for the constant term.
+fn latency_batches(n: usize, full: bool, size: usize) -> usize {
     match (full, n) {
         (false, _) => 4,
-        (true, n) if n > 4_000_000 => 4,
+        (true, n) if n > 4_000_000 && size > 10 => 4,
         _ => 8,
     }
 }
 
-/// The latency streams of `graphs` (see `latency.rs`).
-fn run_latency(graphs: &[cases::GraphSpec], threads: &[usize], full: bool) -> dyng::Result<latency::Latency> {
+/// The latency cases of the suite (`full`: the latency suite's) of the batch sizes in `sizes`
+/// (all when empty).
+fn latency_plan(full: bool, sizes: &[usize]) -> dyng::Result<Vec<(latency::Kind, usize)>> {
+    let mut plan = latency::cases(full);
+    if !sizes.is_empty() {
+        plan.retain(|(_, size)| sizes.contains(size));
+        if plan.is_empty() {
+            let all: std::collections::BTreeSet<usize> = latency::cases(full).iter().map(|c| c.1).collect();
+            return Err(dyng::Error::invalid(format!(
+                "--sizes {}: no latency case of this suite has that size (its sizes: {})",
+                sizes.iter().map(usize::to_string).collect::<Vec<_>>().join(","),
+                all.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
+            )));
+        }
+    }
+    Ok(plan)
+}
+
+/// The latency streams of `graphs` (see `latency.rs`), of the cases in `plan`.
+fn run_latency(graphs: &[cases::GraphSpec], threads: &[usize], full: bool, plan: &[(latency::Kind, usize)]) -> dyng::Result<latency::Latency> {
     let mut out = latency::Latency::default();
-    let plan = latency::cases(full);
     for spec in graphs {
         eprintln!("latency {}: building", spec.name);
         let csr = (spec.build)()?;
-        let (g, c) = latency::measure_graph(spec, &csr, threads, &plan, latency_batches(csr.n(), full))?;
+        let n = csr.n();
+        let (g, c) = latency::measure_graph(spec, &csr, threads, plan, |size| latency_batches(n, full, size))?;
         out.graphs.extend(g);
         out.cases.extend(c);
     }
@@ -96,6 +119,7 @@ pub fn run(a: BenchArgs) -> dyng::Result<ExitCode> {
         eprintln!("notice: {runs} runs per case: below {} the report has no intervals, and the targets read with the run's noise stay unresolved", interval::MIN_RUNS);
     }
     let mut plan = cases::plan(a.suite, a.data.as_deref())?;
+    let latency_cases = latency_plan(a.suite == Suite::Latency, &a.sizes)?;
     let mut latency_graphs = match a.suite {
         Suite::Full => Vec::new(),
         s => cases::latency_graphs(s == Suite::Latency, a.data.as_deref()),
@@ -115,7 +139,7 @@ pub fn run(a: BenchArgs) -> dyng::Result<ExitCode> {
     eprintln!("dyng bench {}: {cases} cases of {runs} runs and {streams} streams of {} batches; a line per case as it ends", suite_name(a.suite), a.stream_batches);
     let before = machine::core_round_trip();
     let (results, streams) = if plan.graphs.is_empty() { Default::default() } else { measure::run_plan(&plan, &a.threads, runs, a.stream_batches)? };
-    let latency = if latency_graphs.is_empty() { None } else { Some(run_latency(&latency_graphs, &a.threads, a.suite == Suite::Latency)?) };
+    let latency = if latency_graphs.is_empty() { None } else { Some(run_latency(&latency_graphs, &a.threads, a.suite == Suite::Latency, &latency_cases)?) };
     let after = machine::core_round_trip();
     let host = machine::Host { round_trip_ns: [before.0, after.0], worst_us: [before.1, after.1] };
     let name = suite_name(a.suite);
