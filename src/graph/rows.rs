@@ -9,9 +9,10 @@
 //! holding `!u` (the row's own id, inverted), so that a row has room for one more edge exactly when
 //! the slot after its end holds its mark. A deletion shifts the rest of the row down by one (the
 //! order of a row is part of the batch semantics: "the first copy of (u, v)"); an insertion takes
-//! the first slack slot, or moves the row to the end of the arrays with half again the room, leaving its
-//! old region unused. Unused slots are reclaimed by a compaction, in place, once they pass a share
-//! of the edges or the end of the arrays has no room left for the moves a batch may make.
+//! the first slack slot, or moves the row to the end of the arrays with half again its length as
+//! room, leaving its old region unused. Unused slots are reclaimed by a compaction, in place, once
+//! they pass a share of the edges or the end of the arrays has no room left for the moves a batch
+//! may make.
 
 use super::mirror::Journal;
 use crate::error::{Error, Result};
@@ -353,8 +354,12 @@ impl SlackRows {
 
     /// Whether the regions rows moved away from and the slack are within their shares.
     fn tidy(&self) -> bool {
-        let slack = self.used - self.edges - self.dead;
-        self.dead <= self.edges / DEAD_SHARE + 64 && slack <= self.edges / SLACK_SHARE + 64
+        self.dead <= self.edges / DEAD_SHARE + 64 && self.slack_total() <= self.edges / SLACK_SHARE + 64
+    }
+
+    /// The slack of all rows: every used slot is an edge, a dead slot or a row's slack.
+    fn slack_total(&self) -> usize {
+        self.used - self.edges - self.dead
     }
 
     /// The slots the moves of a batch that removes `removed` edges of row `u` and then appends
@@ -429,9 +434,8 @@ impl SlackRows {
     /// Nothing is allocated but a bit per slot and that growth: fresh arrays are pages to fault in
     /// (a sort of the rows by start took half of a compaction, most of it in its buffers' faults).
     fn compact(&mut self, extra: usize) {
-        let (n, m) = (self.n, self.edges);
-        // Every used slot is an edge, a dead slot or a row's slack.
-        let keep = self.used - m - self.dead <= m / KEEP_SLACK_SHARE;
+        let n = self.n;
+        let keep = self.slack_total() <= self.edges / KEEP_SLACK_SHARE;
         // The rows that keep slots are found by their first slot: a bit marks it, and the row's
         // id stands in it meanwhile, its head waiting in the row's start bound (regions are
         // disjoint, so no two such rows start at one slot). A row left without slots is put at
