@@ -36,11 +36,35 @@ def client():
     cluster.close()
 
 
+def settle(client, n=2, timeout=60.0):
+    """Waits until `n` workers are listed, each answers, and the set stays the same for 1 s: a
+    worker restarted by its nanny is listed before it can take work, and a killed one may still be
+    listed for a moment after it died."""
+    deadline = time.monotonic() + timeout
+    stable_since, last = None, None
+    while time.monotonic() < deadline:
+        client.wait_for_workers(n, timeout=max(1.0, deadline - time.monotonic()))
+        listed = frozenset(client.scheduler_info(n_workers=-1)["workers"])
+        try:
+            answered = frozenset(client.run(os.getpid, workers=list(listed)))
+        except Exception:  # noqa: BLE001 - a worker that left during the call: look again
+            answered = frozenset()
+        if len(listed) == n and answered == listed:
+            if listed != last:
+                stable_since, last = time.monotonic(), listed
+            elif time.monotonic() - stable_since >= 1.0:
+                return
+        else:
+            stable_since, last = None, None
+        time.sleep(0.1)
+    raise AssertionError(f"the cluster did not settle on {n} answering workers in {timeout} s")
+
+
 @pytest.fixture
 def two_workers(client):
-    client.wait_for_workers(2, timeout=60)
+    settle(client)
     yield client
-    client.wait_for_workers(2, timeout=60)
+    settle(client)
 
 
 class Reference:
