@@ -103,11 +103,33 @@ fn costs_of(g: &Rows<'_>, tree: &[i32], source: usize, cells: &[AtomicI64], r: s
     Ok(())
 }
 
+/// Sorts `roots` (vertex ids) by (combined distance, vertex), ids left in the low 32 bits. Where
+/// the distances span less than 2^32 - 1 (unreached last), each key is the distance above the
+/// least one, then the id: sorting 8-byte keys took about half the time of (distance, id) pairs.
+fn sort_roots(roots: &mut [u64], dist: &[i64]) {
+    let (low, high) = roots.iter().map(|&v| dist[v as usize]).filter(|&d| d != DISTANCE_INF).fold((i64::MAX, i64::MIN), |(l, h), d| (l.min(d), h.max(d)));
+    const UNREACHED: u64 = u32::MAX as u64;
+    if low > high {
+        // None reached: any order.
+        roots.sort_unstable();
+    } else if ((high - low) as u64) < UNREACHED {
+        for r in roots.iter_mut() {
+            let d = dist[*r as usize];
+            let rank = if d == DISTANCE_INF { UNREACHED } else { (d - low) as u64 };
+            *r |= rank << 32;
+        }
+        roots.sort_unstable();
+    } else {
+        roots.sort_unstable_by_key(|&v| (dist[v as usize], v));
+    }
+}
+
 /// Scratch of [`update_path_costs`] (pooled with the combine step's).
 #[derive(Default)]
 pub(crate) struct CostsScratch {
-    /// (combined distance, vertex) of the vertices whose costs may have changed at them.
-    roots: Vec<(i64, i32)>,
+    /// The vertices whose costs may have changed at them, as keys that sort by (combined
+    /// distance, vertex): see [`sort_roots`].
+    roots: Vec<u64>,
     /// One bit per vertex: its costs were written in this update.
     visited: Vec<u64>,
     stack: Vec<i32>,
@@ -115,7 +137,7 @@ pub(crate) struct CostsScratch {
 
 impl CostsScratch {
     pub(crate) fn bytes(&self) -> usize {
-        std::mem::size_of::<(i64, i32)>() * self.roots.capacity() + 8 * self.visited.capacity() + 4 * self.stack.capacity()
+        8 * self.roots.capacity() + 8 * self.visited.capacity() + 4 * self.stack.capacity()
     }
 
     /// Clears `v`'s bit.
@@ -193,20 +215,20 @@ pub(crate) fn update_path_costs(
     let from_batch = edges.filter(|&(&u, &v)| tree[v as usize] == u).map(|(_, &v)| v as usize);
     for v in roots.chain(from_batch) {
         if v != source && s.visit(v) {
-            s.roots.push((combined_dist[v], v as i32));
+            s.roots.push(v as u64);
         }
     }
-    s.roots.sort_unstable();
+    sort_roots(&mut s.roots, combined_dist);
     let roots = std::mem::take(&mut s.roots);
-    for &(_, r) in &roots {
-        s.unvisit(r as usize);
+    for &r in &roots {
+        s.unvisit(r as u32 as usize);
     }
     let costs = atomic_i64(costs);
     // The subtrees are written top-down in `stack`, taken in order as a queue: at the end it
     // lists every vertex written, whose bits are then cleared.
     let result = (|| {
-        for &(_, r) in &roots {
-            let r = r as usize;
+        for &r in &roots {
+            let r = r as u32 as usize;
             if !s.visit(r) {
                 continue;
             }
@@ -334,6 +356,23 @@ mod tests {
         let csr = Csr::from_edges(n, 2, &src, &dst, &w).unwrap();
         let tree: Vec<i32> = (0..n as i32).map(|v| if v == n as i32 - 1 { -1 } else { v + 1 }).collect();
         assert_eq!(every_way(&csr, &tree, n - 1), breadth_first(&csr, &tree, n - 1));
+    }
+
+    #[test]
+    fn roots_sort_by_distance_then_id_whatever_the_distances_span() {
+        // Narrow and wide spans (the packed keys and the pairs), unreached roots last.
+        for span in [10i64, 1 << 40] {
+            let dist: Vec<i64> = (0..200i64).map(|v| if v % 17 == 0 { DISTANCE_INF } else { 5 + (v * 7919 % 13) * span / 10 }).collect();
+            let mut roots: Vec<u64> = (0..200u64).rev().filter(|v| v % 3 != 1).collect();
+            let mut want: Vec<(i64, u64)> = roots.iter().map(|&v| (dist[v as usize], v)).collect();
+            want.sort_unstable();
+            sort_roots(&mut roots, &dist);
+            let got: Vec<(i64, u64)> = roots.iter().map(|&r| (dist[r as u32 as usize], r as u32 as u64)).collect();
+            assert_eq!(got, want, "span {span}");
+        }
+        let mut none = vec![3u64, 1, 2];
+        sort_roots(&mut none, &[DISTANCE_INF; 4]);
+        assert_eq!(none, [1, 2, 3]);
     }
 
     #[test]
