@@ -101,7 +101,8 @@ fn objective_facts(g: &mut Graph, batch: &BatchView<'_>, j: usize) -> ObjectiveF
 /// results' stats, the combine step's in the MOSP results' combine stats).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct UpdateTimings {
-    /// Applying the batch to the graph's rows (and its in-rows, once made).
+    /// Applying the batch to the graph's rows (and its in-rows, once made), and the compaction
+    /// that may follow it once the batch is kept.
     pub apply_ns: u64,
     /// Building the per-objective change lists, leasing the workspace, and making the graph's
     /// in-rows if a repair first needed them (a recompute does not; they are kept in step by
@@ -209,7 +210,10 @@ pub fn update_timed(
     let outcome = update_results(res, graph, batch, results, &facts, original_m, &mut timings, &mut done);
     match outcome {
         Ok(stats) => {
+            // A commit may compact the rows: part of the apply's cost.
+            let clock = std::time::Instant::now();
             graph.commit();
+            timings.apply_ns += clock.elapsed().as_nanos() as u64;
             for r in results.iter_mut() {
                 r.set_version(graph.version());
             }

@@ -26,9 +26,9 @@ const FREE: i32 = i32::MIN;
 /// Extra slots a compaction leaves at the end, as a share of the edges (1/32), for rows that move.
 const TAIL_SHARE: usize = 32;
 
-/// A compaction runs before a batch once the regions rows moved away from pass
-/// `edges / DEAD_SHARE` slots, or the rows' slack `edges / SLACK_SHARE`, so that both stay a small
-/// share of the graph.
+/// A compaction runs once the regions rows moved away from pass `edges / DEAD_SHARE` slots, or
+/// the rows' slack `edges / SLACK_SHARE`, so that both stay a small share of the graph: when a
+/// batch is kept (so a graph at rest holds no more), and before a batch if its room is short.
 const DEAD_SHARE: usize = 16;
 const SLACK_SHARE: usize = 16;
 
@@ -504,11 +504,11 @@ impl SlackRows {
         }
     }
 
-    /// Gives the heads and every column `slots` slots (at least `used`); shrinks only when a
-    /// quarter would be left unused.
+    /// Gives the heads and every column `slots` slots (at least `used`); shrinks only when an
+    /// eighth would be left unused.
     fn resize_slots(&mut self, slots: usize) {
         let old = self.slots;
-        if slots <= old && slots + slots / 4 >= old {
+        if slots <= old && slots + slots / 8 >= old {
             return;
         }
         for c in std::iter::once(&mut self.heads).chain(self.weights.iter_mut()) {
@@ -601,6 +601,11 @@ impl SlackRows {
         self.log.clear();
         self.saved.clear();
         self.journal.trim(self.n);
+        // Here rather than before the next batch, so that a graph at rest holds no more than the
+        // shares: a large batch's dead regions and slack otherwise stayed until the next one.
+        if !self.tidy() {
+            self.compact(0);
+        }
     }
 
     /// Reverts every change since the last commit, newest first: the rows, their bounds and the
