@@ -3,7 +3,7 @@
 //! drawn from the current state by the original change generator (`traffic`: new weights of
 //! existing roads, `congestion`: weights raised on tree roads, `closures`: roads deleted), and by
 //! the 10K batches of the other suites for continuity. Every batch's MOSP update is timed end to
-//! end with its parts (the balls are a few hops wide, `hops`); a MOSP compute on the same state is timed between the streams, so both
+//! end with its parts (the balls are a few hops wide, `hops`); a MOSP compute is timed before the first stream and after each, each case set against the two around it, so both
 //! sides come from one run. Per graph a line time = a + b changes + c affected is fitted to every
 //! update, and the memory of the resident graph is set against the compact CSR and reverse CSR.
 
@@ -108,7 +108,9 @@ pub struct LatencyCase {
     pub trees_ms: f64,
     pub combine_ms: f64,
     pub costs_ms: f64,
-    /// The MOSP compute on the same states (median over the graph's computes).
+    /// The MOSP compute on the case's states: the mean of the computes timed just before and
+    /// just after its stream (a stream of 10K batches can change what a compute costs, the graph's
+    /// edges, not their layout).
     pub compute_ms: f64,
     pub update_over_compute: f64,
     /// Medians over the batches: changes, affected (K trees and combined), invalidated (K trees).
@@ -139,7 +141,10 @@ pub struct LatencyGraph {
     pub m: usize,
     pub k: usize,
     pub threads: usize,
+    /// The median of the computes timed around the small batches' streams (what the fit's c is
+    /// set against).
     pub compute_ms: f64,
+    /// Every compute of the run, in order: before the first stream, then after each.
     pub computes_ms: Vec<f64>,
     pub fit: Option<Fit>,
     /// The median of the small batches' updates that changed no vertex of any tree (the constant
@@ -217,6 +222,17 @@ fn fit(updates: &[Update]) -> Option<Fit> {
     Some(Fit { a_ms: x[0], b_ms_per_change: x[1], c_ms_per_affected: x[2] })
 }
 
+/// From the computes of a graph's run (one before its first case, one after each) and its cases'
+/// batch sizes: each case's compute, the mean of the two around its stream, and the graph's, the
+/// median of those around the small batches' streams (all of them if there are none).
+fn case_computes(computes: &[f64], sizes: &[usize]) -> (Vec<f64>, f64) {
+    debug_assert_eq!(computes.len(), sizes.len() + 1);
+    let per_case = (0..sizes.len()).map(|i| (computes[i] + computes[i + 1]) / 2.0).collect();
+    let small = |i: usize| sizes.get(i).is_some_and(|&s| s <= 1_000);
+    let around: Vec<f64> = (0..computes.len()).filter(|&i| (i > 0 && small(i - 1)) || small(i)).map(|i| computes[i]).collect();
+    (per_case, median(if around.is_empty() { computes.to_vec() } else { around }))
+}
+
 /// Streams of `batches` batches per case on one graph, at each of `threads`.
 pub fn measure_graph(spec: &GraphSpec, csr: &Csr, threads: &[usize], plan: &[(Kind, usize)], batches: impl Fn(usize) -> usize) -> dyng::Result<(Vec<LatencyGraph>, Vec<LatencyCase>)> {
     let (mut graphs, mut cases) = (Vec::new(), Vec::new());
@@ -274,10 +290,11 @@ pub fn measure_graph(spec: &GraphSpec, csr: &Csr, threads: &[usize], plan: &[(Ki
             eprintln!("{}", line(&case));
             cases.push(case);
         }
-        let compute_ms = median(computes.clone());
-        for c in &mut cases[first_case..] {
-            c.compute_ms = compute_ms;
-            c.update_over_compute = c.update_ms / compute_ms;
+        let sizes: Vec<usize> = cases[first_case..].iter().map(|c| c.size).collect();
+        let (per_case, compute_ms) = case_computes(&computes, &sizes);
+        for (c, compute) in cases[first_case..].iter_mut().zip(per_case) {
+            c.compute_ms = compute;
+            c.update_over_compute = c.update_ms / compute;
         }
         // The line is that of the repairs of the small batches: an update that recomputed a tree
         // costs a compute, and the 10K batches mostly do.
@@ -370,6 +387,16 @@ pub fn line(c: &LatencyCase) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_case_is_set_against_the_computes_around_its_stream() {
+        // Two small cases, then a 10K stream after which a compute costs three times as much.
+        let (per_case, graph) = case_computes(&[10.0, 12.0, 14.0, 42.0], &[1, 100, 10_000]);
+        assert_eq!(per_case, vec![11.0, 13.0, 28.0]);
+        assert_eq!(graph, 12.0, "the median of the computes around the small streams");
+        let (_, only_large) = case_computes(&[10.0, 30.0], &[10_000]);
+        assert_eq!(only_large, 30.0, "the upper middle of two, as `median` takes it");
+    }
 
     #[test]
     fn the_fit_recovers_a_line() {

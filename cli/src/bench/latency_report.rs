@@ -29,8 +29,8 @@ fn ratio(x: f64) -> String {
 pub fn markdown(graphs: &[LatencyGraph], cases: &[LatencyCase]) -> String {
     let mut s = String::from(
         "\n## Latency: small batches on a resident MOSP result\n\n\
-Medians over each stream's batches; the MOSP compute is the median of the computes on the same \
-states, timed between the streams of the same run. `affected`: vertices whose distance or parent \
+Medians over each stream's batches; the MOSP compute is the mean of the computes timed on the \
+states just before and just after the case's stream, in the same run. `affected`: vertices whose distance or parent \
 changed, in the K trees and the combined tree.\n\n\
 | graph | n | threads | batch | changes | MOSP update ms | apply | trees | combine | costs | compute ms | update / compute | affected | trees recomputed |\n\
 |---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
@@ -128,7 +128,7 @@ pub fn svg(graphs: &[LatencyGraph], cases: &[LatencyCase]) -> String {
         .iter()
         .filter_map(|g| {
             let c = cases.iter().find(|c| c.graph == g.graph && c.threads == g.threads && c.kind == "traffic" && c.size == 1)?;
-            Some((g.n, c.update_ms, g.compute_ms, g.threads))
+            Some((g.n, c.update_ms, c.compute_ms, g.threads))
         })
         .collect();
     let mut s = format!(
