@@ -31,11 +31,17 @@ fn main() -> dyng::Result<()> {
     }
     let res = Resources::parallel(1)?;
     let mut best = vec![f64::MAX; batches.len()];
-    let mut g = Graph::new(start.clone());
-    for _ in 0..rounds.max(1) {
-        g = Graph::new(start.clone());
+    let fresh = || {
+        let g = Graph::new(start.clone());
         if with_in {
             let _ = g.in_rows();
+        }
+        g
+    };
+    let mut g = fresh();
+    for round in 0..rounds.max(1) {
+        if round > 0 {
+            g = fresh();
         }
         for (b, best) in batches.iter().zip(best.iter_mut()) {
             let (_, timings) = dyng::update_timed(&res, &mut g, &b.view(), &mut [])?;

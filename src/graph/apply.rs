@@ -81,20 +81,11 @@ impl Graph {
         s.by_row.extend(batch.ins_src.iter().enumerate().map(|(i, &u)| (u as u32, 2 * i as u32 + 1)));
         // Stable: deletions (all listed first) before insertions, each in batch order.
         s.by_row.sort_by_key(|&(u, _)| u);
-        // Room for the rows that will move, reserved before anything changes (a compaction, if
-        // needed, changes no row's content, but may drop the slack the plan counted on: then the
-        // moves are counted again).
+        // Room for the rows that will move, reserved before anything changes.
         let (out_room, in_room) = self.plan_room(batch);
-        let mut compacted = self.out.reserve_room(out_room)?;
+        self.out.reserve_room(out_room)?;
         if let Some(inn) = self.in_rows.get_mut() {
-            compacted |= inn.reserve_room(in_room)?;
-        }
-        if compacted {
-            let (out_room, in_room) = self.plan_room(batch);
-            self.out.grow_room(out_room)?;
-            if let Some(inn) = self.in_rows.get_mut() {
-                inn.grow_room(in_room)?;
-            }
+            inn.reserve_room(in_room)?;
         }
         let s = &mut self.scratch;
         s.facts.clone_from(&self.facts);

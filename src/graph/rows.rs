@@ -26,9 +26,9 @@ const FREE: i32 = i32::MIN;
 /// Extra slots a compaction leaves at the end, as a share of the edges (1/32), for rows that move.
 const TAIL_SHARE: usize = 32;
 
-/// A compaction runs once the regions rows moved away from pass `edges / DEAD_SHARE` slots, or
-/// the rows' slack `edges / SLACK_SHARE`, so that both stay a small share of the graph: when a
-/// batch is kept (so a graph at rest holds no more), and before a batch if its room is short.
+/// A compaction runs when a kept batch leaves the regions rows moved away from over
+/// `edges / DEAD_SHARE` slots, or the rows' slack over `edges / SLACK_SHARE`, so that both stay a
+/// small share of the graph between batches.
 const DEAD_SHARE: usize = 16;
 const SLACK_SHARE: usize = 16;
 
@@ -345,13 +345,6 @@ impl SlackRows {
         self.weights[j][slot]
     }
 
-    /// Whether `extra` more slots (the worst case of the moves a batch may make, see
-    /// [`SlackRows::room_for`]) fit at the end without a compaction, and the unused share is
-    /// still small.
-    fn fits(&self, extra: usize) -> bool {
-        self.used + extra <= self.slots && self.tidy()
-    }
-
     /// Whether the regions rows moved away from and the slack are within their shares.
     fn tidy(&self) -> bool {
         self.dead <= self.edges / DEAD_SHARE + 64 && self.slack_total() <= self.edges / SLACK_SHARE + 64
@@ -378,39 +371,18 @@ impl SlackRows {
         total
     }
 
-    /// Makes `extra` slots of room at the end: the arrays grow where nothing is to be reclaimed
-    /// (a large block is remapped, not copied), else a compaction runs first, or refuses when
-    /// the rows cannot be addressed with 32-bit offsets. Nothing is logged: a compaction changes
-    /// no row's content.
-    pub(crate) fn reserve_room(&mut self, extra: usize) -> Result<bool> {
-        debug_assert!(self.log.is_empty());
-        if self.fits(extra) {
-            return Ok(false);
-        }
-        if self.edges + extra > MAX_SLOTS {
-            return Err(Error::Capacity(format!(
-                "dyng: the updated graph would need more than 2^31-1 edge slots ({} edges)",
-                self.edges
-            )));
-        }
-        if self.tidy() {
-            // Only the room is short: nothing to reclaim, the arrays grow.
-            self.grow_room(extra)?;
-            return Ok(false);
-        }
-        self.compact(extra);
-        Ok(true)
-    }
-
     /// Row `u`'s slack: the slots after its end that hold its mark.
     fn slack(&self, u: usize) -> usize {
         let (end, mark) = (self.bounds[2 * u + 1] as usize, !(u as i32));
         self.heads[end..].iter().take_while(|&&h| h == mark).count()
     }
 
-    /// Makes `extra` slots of room at the end without compacting (after a compaction that dropped
-    /// the rows' slack, the moves a batch makes are counted again).
-    pub(crate) fn grow_room(&mut self, extra: usize) -> Result<()> {
+    /// Makes `extra` slots of room at the end (the worst case of the moves a batch may make, see
+    /// [`SlackRows::room_for`]): the arrays grow (a large block is remapped, not copied), or it
+    /// refuses when the rows cannot be addressed with 32-bit offsets. Nothing is reclaimed here:
+    /// between batches the rows are tidy (a commit compacts them when they are not).
+    pub(crate) fn reserve_room(&mut self, extra: usize) -> Result<()> {
+        debug_assert!(self.log.is_empty() && self.tidy());
         if self.used + extra <= self.slots {
             return Ok(());
         }
@@ -430,10 +402,10 @@ impl SlackRows {
     /// where they start, so a row's new place never covers a row not yet moved (the rows before it
     /// took at most the slots they spanned). Rows keep their slack (a row that grew is likely to
     /// grow again: traffic is local) unless the slack alone passes `edges / KEEP_SLACK_SHARE`.
-    /// The arrays then grow (or shrink) to `extra` slots of room at the end plus the tail share.
-    /// Nothing is allocated but a bit per slot and that growth: fresh arrays are pages to fault in
-    /// (a sort of the rows by start took half of a compaction, most of it in its buffers' faults).
-    fn compact(&mut self, extra: usize) {
+    /// The arrays then shrink to the tail share of room at the end, if that frees an eighth.
+    /// Nothing is allocated but a bit per slot: fresh arrays are pages to fault in (a sort of the
+    /// rows by start took half of a compaction, most of it in its buffers' faults).
+    fn compact(&mut self) {
         let n = self.n;
         let keep = self.slack_total() <= self.edges / KEEP_SLACK_SHARE;
         // The rows that keep slots are found by their first slot: a bit marks it, and the row's
@@ -487,7 +459,7 @@ impl SlackRows {
         }
         self.used = at;
         self.dead = 0;
-        self.resize_slots(Self::slots_for(at, extra));
+        self.resize_slots(Self::slots_for(at, 0));
         self.heads[self.used..].fill(FREE);
         self.compactions += 1;
         self.journal.relayout();
@@ -604,7 +576,7 @@ impl SlackRows {
         // Here rather than before the next batch, so that a graph at rest holds no more than the
         // shares: a large batch's dead regions and slack otherwise stayed until the next one.
         if !self.tidy() {
-            self.compact(0);
+            self.compact();
         }
     }
 
@@ -703,16 +675,14 @@ mod tests {
     fn a_compaction_keeps_every_row_and_frees_the_moved_rows_regions() {
         let mut s = sample();
         for i in 0..40 {
-            // As a batch does: a compaction may drop the slack the room was counted with.
-            if s.reserve_room(s.room_for(0, 0, 1)).unwrap() {
-                s.grow_room(s.room_for(0, 0, 1)).unwrap();
-            }
+            // As a batch does; the commit compacts once the moved row's old regions pile up.
+            s.reserve_room(s.room_for(0, 0, 1)).unwrap();
             s.append(0, i % 3, |j| (i + 1 + j as i32) * 2);
             s.commit();
         }
         let want = rows_of(&s);
         let (bytes, edges) = (s.bytes(), s.edges());
-        s.compact(0);
+        s.compact();
         assert_eq!(rows_of(&s), want);
         assert!(s.used <= edges + edges / KEEP_SLACK_SHARE, "{} slots used for {edges} edges", s.used);
         assert!(s.bytes() <= bytes);
@@ -738,17 +708,17 @@ mod tests {
             s.remove(5, e); // row 5 empties, leaving three slots of slack
         }
         s.remove(7, s.row(7).start + 1);
+        s.commit();
+        // One batch of four appends to row 9, its room reserved first as an apply does.
+        s.reserve_room(s.room_for(9, 0, 4)).unwrap();
         for i in 0..4 {
-            if s.reserve_room(s.room_for(9, 0, 1)).unwrap() {
-                s.grow_room(s.room_for(9, 0, 1)).unwrap();
-            }
             s.append(9, i, |_| 100 + i);
         }
         s.commit();
         assert!(s.dead > 0);
         let want = rows_of(&s);
         let slack: Vec<usize> = (0..n).map(|u| s.slack(u)).collect();
-        s.compact(0);
+        s.compact();
         assert_eq!(rows_of(&s), want);
         // The slack is small, so every row keeps its own, the emptied row 5 included.
         assert_eq!((0..n).map(|u| s.slack(u)).collect::<Vec<_>>(), slack);
