@@ -75,3 +75,54 @@ fn a_batch_that_changes_nothing_visits_almost_nothing() {
         assert!(work(&s) <= 8, "{:?}, {} pushes", s.visits, s.pushes);
     }
 }
+
+fn arrays<'a>(row_ptr: &'a [i32], col: &'a [i32], w: &'a [i32]) -> dyng::CsrArrays<'a> {
+    dyng::CsrArrays { row_ptr, col, w }
+}
+
+#[test]
+fn a_drop_in_call_on_a_clean_tree_writes_back_what_it_repairs() {
+    // The caller's arrays, one objective: a tree edge far from the source raised, so a small
+    // subtree repairs. A clean tree (every entry in range, unreachable ones (INF, -1)) is packed
+    // and written back only where the repair touches it; the result is the updated graph's tree.
+    let t = grid(300, 300, 1, 1, 100, 11).unwrap();
+    let n = t.n;
+    let (rp, col, mut w) = (t.row_ptr.clone(), t.col_ind.clone(), t.weights.clone());
+    let res = Resources::parallel(1).unwrap();
+    let (mut dist, mut parent) = (vec![0i64; n], vec![0i32; n]);
+    dyng::sosp_solve_arrays(&res, arrays(&rp, &col, &w), 0, 0, 0, &mut dist, &mut parent).unwrap();
+    let v = n - 302;
+    let u = parent[v] as usize;
+    let e = (rp[u] as usize..rp[u + 1] as usize).find(|&e| col[e] as usize == v).unwrap();
+    w[e] += 50;
+    let max_weight = *w.iter().max().unwrap() as i64;
+    let s = dyng::sosp_update_arrays(&res, arrays(&rp, &col, &w), None, &[u as i32], &[v as i32], &[], 0, 0, max_weight, &mut dist, &mut parent).unwrap();
+    assert!(s.invalidated > 0 && s.affected > 0, "{s:?}");
+    let done = s.visits.pack + s.visits.pull + s.visits.write_back;
+    assert!(done <= 64 * (s.affected + s.invalidated + 1) && done < n as i64 / 20, "{:?} for {} affected", s.visits, s.affected);
+    let (mut fresh_d, mut fresh_p) = (vec![0i64; n], vec![0i32; n]);
+    dyng::sosp_solve_arrays(&res, arrays(&rp, &col, &w), 0, 0, 0, &mut fresh_d, &mut fresh_p).unwrap();
+    assert_eq!((dist, parent), (fresh_d, fresh_p));
+}
+
+#[test]
+fn a_drop_in_call_on_an_unclean_tree_is_normalized_as_before() {
+    // 0 -> 1 -> 2, vertex 3 unreachable but given a parent: the call packs every vertex, as the
+    // originals' packing does, and writes 3 back as (INF, -1); the repair is the clean tree's.
+    let (rp, col) = (vec![0, 1, 2, 2, 2], vec![1, 2]);
+    let w = vec![1, 5];
+    let res = Resources::parallel(1).unwrap();
+    let g = || dyng::CsrArrays { row_ptr: &rp, col: &col, w: &w };
+    let inf = dyng::DISTANCE_INF;
+    let mut runs = Vec::new();
+    for p3 in [-1, 2] {
+        // Edge 1 -> 2 raised from 1 to 5.
+        let (mut dist, mut parent) = (vec![0, 1, 2, inf], vec![-1, 0, 1, p3]);
+        let s = dyng::sosp_update_arrays(&res, g(), None, &[1], &[2], &[], 0, 0, 5, &mut dist, &mut parent).unwrap();
+        assert_eq!((&dist[..], &parent[..]), (&[0, 1, 6, inf][..], &[-1, 0, 1, -1][..]), "parent[3] = {p3}");
+        runs.push(s);
+    }
+    assert!(runs[0].visits.write_back < 4, "clean: {:?}", runs[0].visits);
+    assert_eq!(runs[1].visits.write_back, 4, "unclean: {:?}", runs[1].visits);
+    assert_eq!(runs[1].affected, runs[0].affected + 1);
+}

@@ -86,6 +86,11 @@ pub(crate) enum OldTree {
     /// Caller-owned arrays (the drop-in entry point): every vertex is walked up to a resolved one,
     /// which also detects parent cycles, and every vertex is written back.
     Unchecked,
+    /// Caller-owned arrays that one pass found clean (`validate::scan_caller_tree`: every parent
+    /// in range, every distance within the packing's bound, every unreachable vertex (INF, -1)):
+    /// walked as `Unchecked`, but packed and written back only where the repair touches them, as
+    /// a result's own tree, since packing the rest would refuse or rewrite nothing.
+    Clean,
 }
 
 /// When the adaptive update recomputes instead of repairing (see `Fallback::Adaptive`).
@@ -148,9 +153,11 @@ pub(crate) fn update<'i, E: Exec>(
 ) -> Result<(UpdateStats, Option<i64>)> {
     let n = out.n();
     check_run_args(n, source, delta, dist.len(), parent.len())?;
-    if old_tree == OldTree::Unchecked {
+    if old_tree != OldTree::Trusted {
         check_changes(n, changes.from, changes.to, changes.heads)?;
-        check_parents(n, parent)?;
+        if old_tree == OldTree::Unchecked {
+            check_parents(n, parent)?;
+        }
     } else {
         // A result's update lists the changes of a batch validated before it was applied.
         debug_assert!(check_changes(n, changes.from, changes.to, changes.heads).is_ok());
@@ -293,9 +300,10 @@ pub(crate) fn update<'i, E: Exec>(
                             stats.visits.invalidate += (ws.candidates.len() + if gv.is_some() { ws.frontier.len() } else { 0 }) as i64;
                             walked
                         }
-                        OldTree::Unchecked => {
+                        OldTree::Unchecked | OldTree::Clean => {
                             stats.visits.invalidate += n as i64;
-                            Invalidation::Listed(invalidate_bottom_up(&run, ws, &changes, parent, g0)?)
+                            let list = old_tree == OldTree::Clean;
+                            Invalidation::Listed(invalidate_bottom_up(&run, ws, &changes, parent, g0, list)?)
                         }
                     };
                 }
@@ -321,10 +329,10 @@ pub(crate) fn update<'i, E: Exec>(
         // The invalidated vertices are listed again in ascending id order: the sequential
         // reference's counters depend on that order, and the loops over the list that follow
         // (the pull, the write-back) then read the arrays in order instead of in the walk's.
-        // A trusted tree with parents in its words is not packed: the search reads the words of
-        // the vertices it meets from the old tree (`Run::word`) and the invalidated ones lose
-        // theirs here; any other run packs every vertex, which lists them on the way.
-        let lazy = old_tree == OldTree::Trusted && run.packing.packed_parents();
+        // A trusted or clean tree with parents in its words is not packed: the search reads the
+        // words of the vertices it meets from the old tree (`Run::word`) and the invalidated ones
+        // lose theirs here; any other run packs every vertex, which lists them on the way.
+        let lazy = old_tree != OldTree::Unchecked && run.packing.packed_parents();
         if lazy {
             unpack_invalidated(&run, ws, g0);
         } else {

@@ -278,30 +278,27 @@ fn tree_level<E: Exec>(
 
 /// Bottom-up invalidation of caller-owned arrays: every vertex is resolved by walking up its
 /// parents (detecting cycles); the invalidated ones are stamped `g0` and the states left unknown
-/// again. Returns how many were invalidated.
-pub(super) fn invalidate_bottom_up<E: Exec>(run: &Run<'_, E>, ws: &Workspace, c: &Changes<'_>, parent: &[i32], g0: i32) -> Result<usize> {
+/// again; with `list` they are also appended to the candidates. Returns how many were
+/// invalidated.
+pub(super) fn invalidate_bottom_up<E: Exec>(run: &Run<'_, E>, ws: &Workspace, c: &Changes<'_>, parent: &[i32], g0: i32, list: bool) -> Result<usize> {
     let n = parent.len();
-    reset_states(run, ws, n);
+    // Every state is UNKNOWN between runs (each run that sets one resets it).
+    debug_assert!(ws.state[..n].iter().all(|s| s.load(Relaxed) == UNKNOWN));
     let roots = mark_roots(ws, c, parent);
     let walked = invalidate_subtrees(run, ws, parent);
     run.exec.for_chunks(n, GRAIN_VERTICES * 4, |r| {
+        let mut cand = Appender::new(&ws.candidates);
         for v in r {
             if ws.state[v].load(Relaxed) == INVALID {
                 ws.stamp[v].store(g0, Relaxed);
+                if list {
+                    cand.push(v as i32);
+                }
             }
             ws.state[v].store(UNKNOWN, Relaxed);
         }
     });
     Ok(roots + walked?)
-}
-
-/// Every vertex starts the invalidation walk unknown.
-fn reset_states<E: Exec>(run: &Run<'_, E>, ws: &Workspace, n: usize) {
-    run.exec.for_chunks(n, GRAIN_VERTICES * 4, |r| {
-        for v in r {
-            ws.state[v].store(UNKNOWN, Relaxed);
-        }
-    });
 }
 
 /// Marks the roots (see [`roots`]) invalid. Returns how many distinct roots there are.
@@ -347,7 +344,12 @@ fn invalidate_subtrees<E: Exec>(run: &Run<'_, E>, ws: &Workspace, parent: &[i32]
             };
             let mut u = v as i32;
             while u >= 0 && ws.state[u as usize].load(Relaxed) == UNKNOWN {
-                if run.exec.resolve(&ws.state[u as usize], r) && r == INVALID {
+                // Every walk through a vertex finds it the same answer (its path up the tree is
+                // fixed, the roots marked before): only the invalidated need the one claim that
+                // keeps the count exact, the valid ones a plain store.
+                if r == VALID {
+                    ws.state[u as usize].store(VALID, Relaxed);
+                } else if run.exec.resolve(&ws.state[u as usize], r) {
                     local += 1;
                 }
                 u = parent[u as usize];

@@ -604,19 +604,25 @@ impl<'a> CsrArrays<'a> {
         let (bad_edge, max, sum) = (AtomicUsize::new(usize::MAX), AtomicI64::new(1), AtomicI64::new(0));
         e.for_chunks(self.col.len(), run::GRAIN_VERTICES * 16, |r| {
             let (col, w) = (&self.col[r.clone()], &self.w[r.clone()]);
-            // A negative head is a huge u32: one comparison covers both ends.
-            let heads_bad = col.iter().fold(false, |bad, &v| bad | (v as u32 as usize >= n));
-            let weights_bad = weights && w.iter().fold(false, |bad, &x| bad | (x < 1));
-            if heads_bad || weights_bad {
+            // A negative head is a huge u32: one comparison covers both ends. With weights, one
+            // zipped loop without an exit (it vectorizes) checks and sums them.
+            let bad = if weights {
+                let (mut bad, mut top, mut total) = (false, 1i32, 0i64);
+                for (&v, &x) in col.iter().zip(w) {
+                    bad |= (v as u32 as usize >= n) | (x < 1);
+                    top = top.max(x);
+                    total += x as i64;
+                }
+                max.fetch_max(top as i64, Relaxed);
+                sum.fetch_add(total, Relaxed);
+                bad
+            } else {
+                col.iter().fold(false, |bad, &v| bad | (v as u32 as usize >= n))
+            };
+            if bad {
                 let i = (0..col.len()).find(|&i| col[i] as u32 as usize >= n || (weights && w[i] < 1)).unwrap_or(0);
                 bad_edge.fetch_min(r.start + i, Relaxed);
-                return;
             }
-            if !weights {
-                return;
-            }
-            max.fetch_max(w.iter().copied().fold(1, i32::max) as i64, Relaxed);
-            sum.fetch_add(w.iter().map(|&x| x as i64).sum::<i64>(), Relaxed);
         });
         let i = bad_edge.into_inner();
         if i != usize::MAX {
@@ -712,14 +718,18 @@ pub fn sosp_update_arrays(
         // which no check short of comparing the two could tell).
         with_exec!(res, |e| r.scan(e, false, "the reverse graph"))?;
     }
-    if !changed_from.is_empty() {
+    if !repairs && packing.packed_parents() && res.device().is_host() {
+        return with_exec!(res, |e| unchanged_tree(e, packing.bound, dist, parent));
+    }
+    // A tree that one pass finds clean passes every check below and the packing's: the repair
+    // then packs and writes back only the vertices it touches.
+    let clean = packing.packed_parents() && res.device().is_host() && with_exec!(res, |e| validate::scan_caller_tree(e, packing.bound, dist, parent)).clean();
+    if !changed_from.is_empty() && !clean {
         // The walk up the parents comes before the packing pass that checks the distances: the
         // originals check every vertex before it, invalidated or not (golden errors/e14).
         validate::check_caller_distances(dist, packing.bound)?;
     }
-    if !repairs && packing.packed_parents() && res.device().is_host() {
-        return with_exec!(res, |e| unchanged_tree(e, packing.bound, dist, parent));
-    }
+    let old_tree = if clean { engine::OldTree::Clean } else { engine::OldTree::Unchecked };
     let set = crate::resources::device::ChangeSet {
         from: changed_from,
         to: changed_to,
@@ -752,7 +762,7 @@ pub fn sosp_update_arrays(
             delta,
             max_weight,
             None,
-            engine::OldTree::Unchecked,
+            old_tree,
             &mut ws,
             dist,
             parent,
@@ -770,28 +780,14 @@ pub fn sosp_update_arrays(
 /// distance-only mode the engine recovers every parent, so it runs there.)
 fn unchanged_tree<E: exec::Exec>(e: &E, bound: u64, dist: &mut [i64], parent: &mut [i32]) -> Result<UpdateStats> {
     let n = dist.len();
-    let bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
-    let stale = std::sync::atomic::AtomicUsize::new(0);
-    let (d, p) = (&*dist, &*parent);
-    e.for_chunks(n, run::GRAIN_VERTICES * 4, |r| {
-        let mut unnormal = 0;
-        for (v, (&dv, &pv)) in r.clone().zip(d[r.clone()].iter().zip(&p[r])) {
-            if pv < -1 || pv as i64 >= n as i64 || dv < 0 || (run::is_finite(dv) && dv as u64 > bound) {
-                bad.fetch_min(v, std::sync::atomic::Ordering::Relaxed);
-            } else if !run::is_finite(dv) && (dv != crate::distance::DISTANCE_INF || pv != -1) {
-                unnormal += 1;
-            }
-        }
-        stale.fetch_add(unnormal, std::sync::atomic::Ordering::Relaxed);
-    });
-    let v = bad.into_inner();
-    if v != usize::MAX {
+    let scan = validate::scan_caller_tree(e, bound, dist, parent);
+    if let Some(v) = scan.first_bad {
         return Err(Error::invalid(format!(
             "dyng: an input distance exceeds (n - 1) * maxWeight, is negative, or its parent is out of range: distance[{v}] = {}, parent[{v}] = {} (bound {bound}, n = {n}); does the tree belong to this graph?",
             dist[v], parent[v]
         )));
     }
-    let affected = stale.into_inner();
+    let affected = scan.unnormal;
     if affected > 0 {
         for (dv, pv) in dist.iter_mut().zip(parent.iter_mut()) {
             if !run::is_finite(*dv) {

@@ -187,6 +187,44 @@ pub(crate) fn check_caller_distances(dist: &[i64], bound: u64) -> Result<()> {
     }
 }
 
+/// What one pass over a caller's tree finds (the drop-in calls): the first vertex whose parent is
+/// outside [-1, n), whose distance is negative or whose finite distance is above `bound`, and how
+/// many unreachable vertices are not written (INF, -1).
+pub(crate) struct CallerTreeScan {
+    pub(crate) first_bad: Option<usize>,
+    pub(crate) unnormal: usize,
+}
+
+impl CallerTreeScan {
+    /// Every vertex within range and written as the engines write it: nothing the packing would
+    /// refuse or rewrite.
+    pub(crate) fn clean(&self) -> bool {
+        self.first_bad.is_none() && self.unnormal == 0
+    }
+}
+
+/// One pass over a caller's tree on the executor: see [`CallerTreeScan`].
+pub(crate) fn scan_caller_tree<E: super::exec::Exec>(e: &E, bound: u64, dist: &[i64], parent: &[i32]) -> CallerTreeScan {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    let n = dist.len();
+    let (bad, unnormal) = (AtomicUsize::new(usize::MAX), AtomicUsize::new(0));
+    e.for_chunks(n, super::run::GRAIN_VERTICES * 4, |r| {
+        let mut local = 0;
+        for (v, (&d, &p)) in r.clone().zip(dist[r.clone()].iter().zip(&parent[r])) {
+            if p < -1 || p as i64 >= n as i64 || d < 0 || (is_finite(d) && d as u64 > bound) {
+                bad.fetch_min(v, Relaxed);
+            } else if !is_finite(d) && (d != DISTANCE_INF || p != -1) {
+                local += 1;
+            }
+        }
+        unnormal.fetch_add(local, Relaxed);
+    });
+    CallerTreeScan {
+        first_bad: Some(bad.into_inner()).filter(|&v| v != usize::MAX),
+        unnormal: unnormal.into_inner(),
+    }
+}
+
 /// The originals' `canonicalizeTree`: one ascending pass moving each parent to a lower-id tight
 /// in-neighbour, over the out-edges of objective `j` in CSR order.
 pub(crate) fn canonicalize(g: &Rows<'_>, j: usize, source: usize, dist: &[i64], parent: &mut [i32]) {
