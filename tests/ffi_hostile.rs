@@ -256,6 +256,38 @@ impl OneObjective {
         let m = col_ind.len();
         OneObjective { row_ptr, col_ind, weights: weights[..m].to_vec() }
     }
+    /// Its reverse graph: row v lists the tails of the edges into v, with their weights.
+    fn reversed(&self) -> Self {
+        let n = self.row_ptr.len() - 1;
+        let mut row_ptr = vec![0i32; n + 1];
+        for &v in &self.col_ind {
+            row_ptr[v as usize + 1] += 1;
+        }
+        for v in 0..n {
+            row_ptr[v + 1] += row_ptr[v];
+        }
+        let mut at = row_ptr[..n].to_vec();
+        let (mut col_ind, mut weights) = (vec![0; self.col_ind.len()], vec![0; self.col_ind.len()]);
+        for u in 0..n {
+            for e in self.row_ptr[u] as usize..self.row_ptr[u + 1] as usize {
+                let v = self.col_ind[e] as usize;
+                (col_ind[at[v] as usize], weights[at[v] as usize]) = (u as i32, self.weights[e]);
+                at[v] += 1;
+            }
+        }
+        OneObjective { row_ptr, col_ind, weights }
+    }
+    fn mutate(&mut self, rp: &[Option<i32>], ci: &[Option<i32>], w: &[Option<i32>]) {
+        for (x, m) in self.row_ptr.iter_mut().zip(rp) {
+            *x = m.unwrap_or(*x);
+        }
+        for (x, m) in self.col_ind.iter_mut().zip(ci) {
+            *x = m.unwrap_or(*x);
+        }
+        for (x, m) in self.weights.iter_mut().zip(w) {
+            *x = m.unwrap_or(*x);
+        }
+    }
     fn desc(&self) -> dyng_csr_t {
         dyng_csr_t {
             n: self.row_ptr.len() - 1,
@@ -270,15 +302,16 @@ impl OneObjective {
 
 /// Calls `dyng_sosp_update_arrays` with the given old tree and changes (dist/parent are copies).
 #[allow(clippy::too_many_arguments)]
-fn sosp(w: &World, g: &OneObjective, from: &[i32], to: &[i32], heads: &[i32], source: i32, delta: i64, max_weight: i32, dist: &[i64], parent: &[i32]) -> dyng_status_t {
+fn sosp(w: &World, g: &OneObjective, rev: Option<&OneObjective>, from: &[i32], to: &[i32], heads: &[i32], source: i32, delta: i64, max_weight: i32, dist: &[i64], parent: &[i32]) -> dyng_status_t {
     let (mut d, mut p) = (dist.to_vec(), parent.to_vec());
     let mut st = stats_out();
+    let r = rev.map(OneObjective::desc);
     // SAFETY: arrays hold their counts; d and p hold n = their length elements.
     let s = unsafe {
         dyng_sosp_update_arrays(
             w.res,
             &g.desc(),
-            null(),
+            r.as_ref().map_or(null(), |r| r as *const dyng_csr_t),
             from.as_ptr(),
             to.as_ptr(),
             from.len().min(to.len()),
@@ -320,39 +353,66 @@ fn walk(w: &World) {
             for bad in BAD_VERTICES.iter().copied().filter(|&b| b != -1) {
                 let mut p = p0.clone();
                 p[v] = bad;
-                refused(sosp(w, &g1, &[0], &[1], &[], 0, 0, 10, &d0, &p), &format!("sosp parent[{v}] = {bad}"));
-                refused(sosp(w, &g1, &[], &[], &[], 0, 0, 10, &d0, &p), &format!("sosp, no change, parent[{v}] = {bad}"));
+                refused(sosp(w, &g1, None, &[0], &[1], &[], 0, 0, 10, &d0, &p), &format!("sosp parent[{v}] = {bad}"));
+                refused(sosp(w, &g1, None, &[], &[], &[], 0, 0, 10, &d0, &p), &format!("sosp, no change, parent[{v}] = {bad}"));
             }
             for bad in [-1i64, i64::MIN, i64::MAX, DYNG_DISTANCE_INF + 1] {
                 let mut d = d0.clone();
                 d[v] = bad;
-                clean(sosp(w, &g1, &[0], &[1], &[], 0, 0, 10, &d, &p0), &format!("sosp dist[{v}] = {bad}"));
+                clean(sosp(w, &g1, None, &[0], &[1], &[], 0, 0, 10, &d, &p0), &format!("sosp dist[{v}] = {bad}"));
             }
         }
         for bad in BAD_VERTICES {
-            refused(sosp(w, &g1, &[bad], &[1], &[], 0, 0, 10, &d0, &p0), &format!("sosp changed_src {bad}"));
-            refused(sosp(w, &g1, &[0], &[bad], &[], 0, 0, 10, &d0, &p0), &format!("sosp changed_dst {bad}"));
-            refused(sosp(w, &g1, &[], &[], &[bad], 0, 0, 10, &d0, &p0), &format!("sosp insert_heads {bad}"));
-            refused(sosp(w, &g1, &[0], &[1], &[], bad, 0, 10, &d0, &p0), &format!("sosp source {bad}"));
+            refused(sosp(w, &g1, None, &[bad], &[1], &[], 0, 0, 10, &d0, &p0), &format!("sosp changed_src {bad}"));
+            refused(sosp(w, &g1, None, &[0], &[bad], &[], 0, 0, 10, &d0, &p0), &format!("sosp changed_dst {bad}"));
+            refused(sosp(w, &g1, None, &[], &[], &[bad], 0, 0, 10, &d0, &p0), &format!("sosp insert_heads {bad}"));
+            refused(sosp(w, &g1, None, &[0], &[1], &[], bad, 0, 10, &d0, &p0), &format!("sosp source {bad}"));
         }
         for (delta, mw) in [(i64::MIN, 10), (-1, 10), (i64::MAX, 10), (1, i32::MIN), (1, -1), (1, i32::MAX), (i64::MAX, i32::MAX)] {
-            clean(sosp(w, &g1, &[0], &[1], &[1], 0, delta, mw, &d0, &p0), &format!("sosp delta {delta} max_weight {mw}"));
+            clean(sosp(w, &g1, None, &[0], &[1], &[1], 0, delta, mw, &d0, &p0), &format!("sosp delta {delta} max_weight {mw}"));
         }
         // A cycle in the caller's tree.
         let mut p = p0.clone();
         p[1] = 2;
         p[2] = 1;
-        refused(sosp(w, &g1, &[0], &[1], &[], 0, 0, 10, &d0, &p), "sosp parent cycle");
+        refused(sosp(w, &g1, None, &[0], &[1], &[], 0, 0, 10, &d0, &p), "sosp parent cycle");
         // The descriptor itself.
         let mut bad = OneObjective::new();
         bad.row_ptr[2] = -3;
-        refused(sosp(w, &bad, &[0], &[1], &[], 0, 0, 10, &d0, &p0), "sosp row_ptr negative");
+        refused(sosp(w, &bad, None, &[0], &[1], &[], 0, 0, 10, &d0, &p0), "sosp row_ptr negative");
         let mut bad = OneObjective::new();
         bad.col_ind[0] = N as i32;
-        refused(sosp(w, &bad, &[0], &[1], &[], 0, 0, 10, &d0, &p0), "sosp col_ind = n");
+        refused(sosp(w, &bad, None, &[0], &[1], &[], 0, 0, 10, &d0, &p0), "sosp col_ind = n");
         let mut bad = OneObjective::new();
         bad.weights[0] = 0;
-        refused(sosp(w, &bad, &[0], &[1], &[], 0, 0, 10, &d0, &p0), "sosp weight 0");
+        refused(sosp(w, &bad, None, &[0], &[1], &[], 0, 0, 10, &d0, &p0), "sosp weight 0");
+        // With the reverse graph, Delta and max_weight given, the rows are checked as the repair
+        // reads them: every entry of one kind damaged, the first read refuses the call with the
+        // message of the full check.
+        for (what, graph, reverse, says) in [
+            ("weights 0", (None, None, Some(0)), None, "the graph"),
+            ("weights above max_weight", (None, None, Some(11)), None, "above max_weight"),
+            ("heads n", (None, Some(N as i32), None), None, "the graph"),
+            ("reverse tails n", (None, None, None), Some((None, Some(N as i32), None)), "the reverse graph"),
+            ("reverse weights 0", (None, None, None), Some((None, None, Some(0))), "the reverse graph"),
+            ("reverse row_ptr -1", (None, None, None), Some((Some(-1), None, None)), "the reverse graph"),
+        ] {
+            let damage = |g: &mut OneObjective, (rp, ci, wt): (Option<i32>, Option<i32>, Option<i32>)| {
+                let keep = |x: &mut i32, to: Option<i32>| *x = to.unwrap_or(*x);
+                let last = g.row_ptr.len() - 1;
+                g.row_ptr[1..last].iter_mut().for_each(|x| keep(x, rp));
+                g.col_ind.iter_mut().for_each(|x| keep(x, ci));
+                g.weights.iter_mut().for_each(|x| keep(x, wt));
+            };
+            let (mut g, mut r) = (OneObjective::new(), OneObjective::new().reversed());
+            damage(&mut g, graph);
+            if let Some(d) = reverse {
+                damage(&mut r, d);
+            }
+            refused(sosp(w, &g, Some(&r), &[0], &[1], &[], 0, 1, 10, &d0, &p0), &format!("sosp guarded {what}"));
+            let message = last_error();
+            assert!(message.contains(says), "guarded {what}: {message}");
+        }
 
         // Graph construction.
         let (rp, ci, wt) = csr_arrays();
@@ -759,19 +819,18 @@ fn fuzz_sosp_update_arrays() {
     let scalars = (vertex(), distance(), weight());
     fuzz("dyng_sosp_update_arrays", (tree, lists, desc, scalars), |((dm, pm), (changes, heads), (rpm, cim, wm), (source, delta, max_weight))| {
         let mut g = OneObjective::new();
-        for (x, m) in g.row_ptr.iter_mut().zip(rpm) {
-            *x = m.unwrap_or(*x);
-        }
-        for (x, m) in g.col_ind.iter_mut().zip(cim) {
-            *x = m.unwrap_or(*x);
-        }
-        for (x, m) in g.weights.iter_mut().zip(wm) {
-            *x = m.unwrap_or(*x);
-        }
+        // The reverse graph, given: damaged as the graph is (the repair then checks the rows it
+        // reads instead of every entry first), or intact beside a damaged graph.
+        let mut rev = g.reversed();
+        let intact = g.reversed();
+        g.mutate(&rpm, &cim, &wm);
+        rev.mutate(&rpm, &cim, &wm);
         let d: Vec<i64> = d0.iter().zip(dm).map(|(&x, m)| m.unwrap_or(x)).collect();
         let p: Vec<i32> = p0.iter().zip(pm).map(|(&x, m)| m.unwrap_or(x)).collect();
         let (from, to): (Vec<i32>, Vec<i32>) = changes.into_iter().unzip();
-        clean(sosp(&w, &g, &from, &to, &heads, source, delta, max_weight, &d, &p), "dyng_sosp_update_arrays");
+        for r in [None, Some(&rev), Some(&intact)] {
+            clean(sosp(&w, &g, r, &from, &to, &heads, source, delta, max_weight, &d, &p), "dyng_sosp_update_arrays");
+        }
     });
 }
 

@@ -85,11 +85,13 @@ unsafe fn put_stats(stats: *mut dyng_update_stats_t, s: &UpdateStats, func: &str
 /// Checked per call, before anything is written: the descriptors' shapes, `source`, the changed
 /// edges and heads, the tree (parents in [-1, n); with changed edges every finite distance at most
 /// (n - 1) x `max_weight`, as the originals check it before their walk; a parent cycle is reported
-/// by the walk), and, when the call reads them (any change, or `max_weight` <= 0), every entry of
-/// `updated_graph`: offsets non-decreasing, heads in [0, n), weights in [1, `max_weight`] (and of
-/// `reverse_graph`, when there are changes, its offsets and tails). That check is one pass over
-/// the edges on `res`'s threads (about 10 ms per 4M edges on a 2-core VM); a call without changes
-/// reads only the tree.
+/// by the walk), and every entry of the graphs the call reads: offsets within the edges, heads
+/// (tails) in [0, n), weights in [1, `max_weight`]. With `reverse_graph`, `delta` > 0 and
+/// `max_weight` > 0 given, the repair checks each row of either graph as it reads it (a call that
+/// repairs little reads little; a bad row it meets refuses the call, with the message of the full
+/// check); otherwise every entry of `updated_graph` (and of `reverse_graph`, when there are
+/// changes, its offsets and tails) is checked first, one pass over the edges on `res`'s threads
+/// (about 10 ms per 4M edges on a 2-core VM). A call without changes reads only the tree.
 ///
 /// Create `res` once per calling thread and keep it (its workspace, 38 bytes per vertex, is then
 /// allocated on the first call only); `num_threads = 0` follows `OMP_NUM_THREADS` where it is

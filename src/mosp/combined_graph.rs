@@ -120,6 +120,7 @@ impl CombinedGraph {
             col: &self.col,
             w: &self.w,
             edges: self.edges,
+            guard: None,
         }
     }
 
@@ -131,6 +132,7 @@ impl CombinedGraph {
             col: &self.in_tails,
             w: &self.in_w,
             edges: self.in_tails.len(),
+            guard: None,
         }
     }
 

@@ -171,8 +171,16 @@ pub(crate) fn update<'i, E: Exec>(
     // The search's expansions when it recomputed, and the new tree's largest distance if known.
     // The in-edges, made once, when first asked for (by the quick walk or the pull).
     let inn = std::cell::RefCell::new(Some(inn));
-    let in_view = std::cell::OnceCell::new();
-    let in_view = || *in_view.get_or_init(|| (inn.borrow_mut().take().expect("the in-edges are made once"))());
+    let in_cell = std::cell::OnceCell::new();
+    let in_view = || *in_cell.get_or_init(|| (inn.borrow_mut().take().expect("the in-edges are made once"))());
+    // A guarded view that read a bad row (caller-owned arrays): refused before any write-back.
+    let faulted = || {
+        if out.faulted() || in_cell.get().is_some_and(|v: &InView<'_>| v.faulted()) {
+            Err(Error::invalid("dyng: a row the repair read has bounds outside the edges, a head outside [0, n) or a weight outside [1, max_weight]"))
+        } else {
+            Ok(())
+        }
+    };
     let result = (|| -> Result<(Option<i64>, Option<i64>)> {
         let ws = shared;
         // `clean`: no word was written yet (see `solve_from_source`).
@@ -190,9 +198,10 @@ pub(crate) fn update<'i, E: Exec>(
             };
             let run = Run { delta, ..run };
             solve_from_source(&run, ws, gens, stats, clean);
+            faulted()?;
             let (affected, largest) = unpack(&run, ws, gens, dist, parent);
             stats.affected = affected as i64;
-            (Some(stats.pushes - before), Some(largest))
+            Ok((Some(stats.pushes - before), Some(largest)))
         };
         // Insertion heads counted as candidates by the policy: all of them, or the improving ones
         // when the prediction found them.
@@ -242,7 +251,7 @@ pub(crate) fn update<'i, E: Exec>(
                 may_recompute = false;
                 if a.shortcut.is_some_and(|share| shortcut_after_walk(&changes, dist, ws, g0, share, &largest)) {
                     stats.invalidated = count as i64;
-                    return Ok(recompute(&mut stats, &mut gens, dist, parent, true));
+                    return recompute(&mut stats, &mut gens, dist, parent, true);
                 }
             } else {
                 let q = Question {
@@ -268,7 +277,7 @@ pub(crate) fn update<'i, E: Exec>(
                     // a recompute when both sides of the cut are large; the sampled estimate
                     // stands in for it.
                     stats.invalidated = p.invalidated;
-                    return Ok(recompute(&mut stats, &mut gens, dist, parent, true));
+                    return recompute(&mut stats, &mut gens, dist, parent, true);
                 }
             }
         }
@@ -313,7 +322,7 @@ pub(crate) fn update<'i, E: Exec>(
         stats.invalidated = invalidation.count() as i64;
         let candidates = stats.invalidated as usize + heads;
         if predicted || adaptive.is_some_and(|a| candidates >= a.recompute_at) {
-            return Ok(recompute(&mut stats, &mut gens, dist, parent, true));
+            return recompute(&mut stats, &mut gens, dist, parent, true);
         }
         // A repair from here on. Its search's way is chosen now (or was, before the walk), and
         // where the search runs on one member the other loops of the repair run on the calling
@@ -366,7 +375,13 @@ pub(crate) fn update<'i, E: Exec>(
             if track {
                 clear_touched(&run, ws);
             }
-            return Ok(recompute(&mut stats, &mut gens, dist, parent, false));
+            return recompute(&mut stats, &mut gens, dist, parent, false);
+        }
+        if let Err(e) = faulted() {
+            if track {
+                clear_touched(&run, ws);
+            }
+            return Err(e);
         }
         let (affected, new_largest) = if track {
             touched_listed.set(true);

@@ -669,9 +669,11 @@ fn drop_in_args(res: &Resources, graph: &CsrArrays<'_>, source: usize, delta: i6
 /// the batch does not touch them. `delta` <= 0: the default; `max_weight` <= 0: the graph's largest
 /// weight (each a pass over the weights), else at least every weight of the graph and the batch.
 ///
-/// Per call: the shapes (O(1)); with anything to repair, one pass checking the graph's entries
-/// (and the reverse graph's offsets and tails) and the distance bound the originals check before a walk; the
-/// engine's passes over the vertices. A call without changes reads only the tree (one pass).
+/// Per call: the shapes (O(1)); one pass over the tree (its ranges, and the distance bound the
+/// originals check before a walk) and the walk; the graphs' entries, checked as the repair reads
+/// their rows where `reverse`, `delta` and `max_weight` are given, else in one pass over the
+/// edges first. A clean tree is packed and written back only where the repair touches it. A
+/// call without changes reads only the tree (one pass).
 /// Scratch memory is leased from `res`.
 #[allow(clippy::too_many_arguments)]
 pub fn sosp_update_arrays(
@@ -702,7 +704,17 @@ pub fn sosp_update_arrays(
             return with_exec!(res, |e| unchanged_tree(e, packing.bound, dist, parent));
         }
     }
-    let (delta, max_weight, packing) = drop_in_args(res, &graph, source, delta, max_weight, dist, parent)?;
+    // With the Delta and the weight bound given, words that hold parents and the reverse graph
+    // given, a repair reads only the rows it meets, each checked then (`RowGuard`): no pass over
+    // the edges first. Otherwise every entry is checked first (the defaults, a distance-only run
+    // and the build of a reverse graph read every row).
+    let guarded = delta > 0 && max_weight > 0 && reverse.is_some() && res.device().is_host() && Packing::choose(n, max_weight)?.packed_parents();
+    let (delta, max_weight, packing) = if guarded {
+        engine::check_run_args(n, source, delta, dist.len(), parent.len())?;
+        (delta, max_weight, Packing::choose(n, max_weight)?)
+    } else {
+        drop_in_args(res, &graph, source, delta, max_weight, dist, parent)?
+    };
     if let (Some(r), true) = (&reverse, repairs) {
         r.check("the reverse graph")?;
         if r.n() != n || r.col.len() != graph.col.len() {
@@ -713,11 +725,16 @@ pub fn sosp_update_arrays(
                 graph.col.len()
             )));
         }
-        // Its offsets and tails, which the pull indexes by. Its weights only enter candidates
-        // that the packing bounds (a reverse graph that is not the graph's gives a wrong tree,
-        // which no check short of comparing the two could tell).
-        with_exec!(res, |e| r.scan(e, false, "the reverse graph"))?;
+        if !guarded {
+            // Its offsets and tails, which the pull indexes by. Its weights only enter
+            // candidates that the packing bounds (a reverse graph that is not the graph's gives
+            // a wrong tree, which no check short of comparing the two could tell).
+            with_exec!(res, |e| r.scan(e, false, "the reverse graph"))?;
+        }
     }
+    let bad_row = std::sync::atomic::AtomicBool::new(false);
+    let guard = guarded.then_some(run::RowGuard { bad: &bad_row, max_weight });
+
     if !repairs && packing.packed_parents() && res.device().is_host() {
         return with_exec!(res, |e| unchanged_tree(e, packing.bound, dist, parent));
     }
@@ -742,7 +759,7 @@ pub fn sosp_update_arrays(
         };
         let inn: InView<'_> = match (&built, reverse) {
             (Some(r), _) => view(&r.rows(), 0),
-            (None, Some(r)) => r.out(),
+            (None, Some(r)) => r.out().guarded(guard),
             // Without changes nothing is pulled (no candidates), so no reverse graph is read.
             (None, None) => graph.out(),
         };
@@ -753,9 +770,9 @@ pub fn sosp_update_arrays(
             inserted: None,
         };
         let mut ws = lease_workspace(res, n);
-        let (stats, _) = with_exec!(res, |e| engine::update(
+        let updated = with_exec!(res, |e| engine::update(
             e,
-            graph.out(),
+            graph.out().guarded(guard),
             || inn,
             changes,
             source,
@@ -767,10 +784,35 @@ pub fn sosp_update_arrays(
             dist,
             parent,
             &mut None
-        ))?;
+        ));
+        let (stats, _) = match updated {
+            // A bad row: the message of the full check, which finds the first bad entry.
+            Err(e) if bad_row.load(std::sync::atomic::Ordering::Relaxed) => return Err(explain_bad_rows(res, &graph, reverse.as_ref(), max_weight).unwrap_or(e)),
+            r => r?,
+        };
         ws.give_back();
         Ok(stats)
     })
+}
+
+/// The error the full check of the graph (entries, weights at most `max_weight`) and of the
+/// reverse graph (offsets and tails) gives, if any.
+fn explain_bad_rows(res: &Resources, graph: &CsrArrays<'_>, reverse: Option<&CsrArrays<'_>>, max_weight: i64) -> Option<Error> {
+    let (largest, _) = match with_exec!(res, |e| graph.scan(e, true, "the graph")) {
+        Ok(facts) => facts,
+        Err(e) => return Some(e),
+    };
+    if largest > max_weight {
+        return Some(Error::invalid(format!(
+            "dyng: the graph has a weight {largest} above max_weight = {max_weight} (which must bound every weight before and after the batch)"
+        )));
+    }
+    let r = reverse?;
+    if let Err(e) = with_exec!(res, |e| r.scan(e, false, "the reverse graph")) {
+        return Some(e);
+    }
+    let w = r.w.iter().copied().find(|&w| w < 1 || w as i64 > max_weight)?;
+    Some(Error::invalid(format!("dyng: the reverse graph has a weight {w} outside [1, max_weight = {max_weight}]")))
 }
 
 /// A drop-in update without any change: what the engine's passes would do, in one. It packs every

@@ -23,6 +23,34 @@ pub(crate) struct OutView<'a> {
     pub w: &'a [i32],
     /// Edges in the rows.
     pub edges: usize,
+    /// Caller-owned arrays that no pass has checked: each row is checked when read.
+    pub guard: Option<RowGuard<'a>>,
+}
+
+/// The check of a caller's rows as a drop-in repair reads them, in place of a pass over every
+/// entry first: a row whose bounds are not within the edges, with a head (tail) outside [0, n)
+/// or a weight outside [1, `max_weight`] reads as empty and sets `bad`, which the engine tests
+/// before it writes anything back.
+#[derive(Clone, Copy)]
+pub(crate) struct RowGuard<'a> {
+    pub bad: &'a std::sync::atomic::AtomicBool,
+    pub max_weight: i64,
+}
+
+impl RowGuard<'_> {
+    #[inline]
+    fn check(&self, v: &OutView<'_>, r: std::ops::Range<usize>) -> std::ops::Range<usize> {
+        let ok = r.start <= r.end
+            && r.end <= v.col.len().min(v.w.len())
+            && v.col[r.clone()].iter().fold(true, |ok, &x| ok & ((x as u32 as usize) < v.n))
+            && v.w[r.clone()].iter().fold(true, |ok, &w| ok & (w >= 1) & (w as i64 <= self.max_weight));
+        if ok {
+            r
+        } else {
+            self.bad.store(true, Relaxed);
+            0..0
+        }
+    }
 }
 
 /// In-edges have the same view (tails in `col`).
@@ -32,7 +60,17 @@ impl<'a> OutView<'a> {
     /// Objective `j` of `rows`.
     pub(crate) fn of(rows: &crate::graph::Rows<'a>, j: usize) -> Self {
         let (bounds, stride) = rows.bounds();
-        OutView { bounds, stride, n: rows.n(), col: rows.heads(), w: rows.column(j), edges: rows.edges() }
+        OutView { bounds, stride, n: rows.n(), col: rows.heads(), w: rows.column(j), edges: rows.edges(), guard: None }
+    }
+
+    /// The same rows, each checked when read where `guard` is given (see [`RowGuard`]).
+    pub(crate) fn guarded(self, guard: Option<RowGuard<'a>>) -> Self {
+        OutView { guard, ..self }
+    }
+
+    /// Whether a guarded view has read a bad row.
+    pub(crate) fn faulted(&self) -> bool {
+        self.guard.is_some_and(|g| g.bad.load(Relaxed))
     }
 
     pub(crate) fn n(&self) -> usize {
@@ -43,7 +81,12 @@ impl<'a> OutView<'a> {
     pub(crate) fn row(&self, u: usize) -> std::ops::Range<usize> {
         let i = u * self.stride;
         let b = &self.bounds[i..i + 2];
-        b[0] as usize..b[1] as usize
+        // A negative bound becomes a huge one, which the guard refuses.
+        let r = b[0] as usize..b[1] as usize;
+        match &self.guard {
+            None => r,
+            Some(g) => g.check(self, r),
+        }
     }
 }
 
