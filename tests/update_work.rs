@@ -102,27 +102,66 @@ fn a_drop_in_call_on_a_clean_tree_writes_back_what_it_repairs() {
     assert!(done <= 64 * (s.affected + s.invalidated + 1) && done < n as i64 / 20, "{:?} for {} affected", s.visits, s.affected);
     let (mut fresh_d, mut fresh_p) = (vec![0i64; n], vec![0i32; n]);
     dyng::sosp_solve_arrays(&res, arrays(&rp, &col, &w), 0, 0, 0, &mut fresh_d, &mut fresh_p).unwrap();
-    assert_eq!((dist, parent), (fresh_d, fresh_p));
+    assert_eq!((&dist, &parent), (&fresh_d, &fresh_p));
+
+    // Given the reverse graph, Delta and max_weight, the rows are checked as the repair reads
+    // them: with every weight of the graph damaged, the same repair is refused by the first row
+    // it reads, the tree left as it was.
+    // The weight set back: a decrease, listed by its head.
+    w[e] -= 50;
+    let (rrp, rcol, rw) = reversed(&rp, &col, &w);
+    let rev = arrays(&rrp, &rcol, &rw);
+    let s = dyng::sosp_update_arrays(&res, arrays(&rp, &col, &w), Some(rev), &[], &[], &[v as i32], 0, 100, max_weight, &mut dist, &mut parent).unwrap();
+    assert!(s.affected > 0 && s.visits.write_back < n as i64 / 20, "{:?}", s.visits);
+    let zero = vec![0; w.len()];
+    dist[v] += 50;
+    let (d0, p0) = (dist.clone(), parent.clone());
+    let e = dyng::sosp_update_arrays(&res, arrays(&rp, &col, &zero), Some(rev), &[], &[], &[v as i32], 0, 100, max_weight, &mut dist, &mut parent).unwrap_err();
+    assert!(e.to_string().contains("the graph") && e.to_string().contains("weight 0"), "{e}");
+    assert_eq!((dist, parent), (d0, p0));
+}
+
+/// The reverse of a CSR: row v lists the tails of the edges into v, with their weights.
+fn reversed(rp: &[i32], col: &[i32], w: &[i32]) -> (Vec<i32>, Vec<i32>, Vec<i32>) {
+    let n = rp.len() - 1;
+    let mut r = vec![0i32; n + 1];
+    col.iter().for_each(|&v| r[v as usize + 1] += 1);
+    (0..n).for_each(|v| r[v + 1] += r[v]);
+    let mut at = r[..n].to_vec();
+    let (mut tails, mut weights) = (vec![0; col.len()], vec![0; col.len()]);
+    for u in 0..n {
+        for e in rp[u] as usize..rp[u + 1] as usize {
+            let v = col[e] as usize;
+            (tails[at[v] as usize], weights[at[v] as usize]) = (u as i32, w[e]);
+            at[v] += 1;
+        }
+    }
+    (r, tails, weights)
 }
 
 #[test]
 fn a_drop_in_call_on_an_unclean_tree_is_normalized_as_before() {
-    // 0 -> 1 -> 2, vertex 3 unreachable but given a parent: the call packs every vertex, as the
-    // originals' packing does, and writes 3 back as (INF, -1); the repair is the clean tree's.
-    let (rp, col) = (vec![0, 1, 2, 2, 2], vec![1, 2]);
-    let w = vec![1, 5];
+    // 0 -> 1 -> 2 and 37 vertices without edges; vertex 3 unreachable but given a parent. The
+    // unclean tree is packed whole, as the originals' packing does, and 3 written back as
+    // (INF, -1); the repair is the clean tree's, which writes back what it touched only.
+    let n = 40;
+    let mut rp = vec![0, 1, 2];
+    rp.resize(n + 1, 2);
+    let (col, w) = (vec![1, 2], vec![1, 5]);
     let res = Resources::parallel(1).unwrap();
-    let g = || dyng::CsrArrays { row_ptr: &rp, col: &col, w: &w };
     let inf = dyng::DISTANCE_INF;
     let mut runs = Vec::new();
     for p3 in [-1, 2] {
         // Edge 1 -> 2 raised from 1 to 5.
-        let (mut dist, mut parent) = (vec![0, 1, 2, inf], vec![-1, 0, 1, p3]);
-        let s = dyng::sosp_update_arrays(&res, g(), None, &[1], &[2], &[], 0, 0, 5, &mut dist, &mut parent).unwrap();
-        assert_eq!((&dist[..], &parent[..]), (&[0, 1, 6, inf][..], &[-1, 0, 1, -1][..]), "parent[3] = {p3}");
+        let (mut dist, mut parent) = (vec![inf; n], vec![-1; n]);
+        dist[..3].copy_from_slice(&[0, 1, 2]);
+        parent[..4].copy_from_slice(&[-1, 0, 1, p3]);
+        let s = dyng::sosp_update_arrays(&res, arrays(&rp, &col, &w), None, &[1], &[2], &[], 0, 0, 5, &mut dist, &mut parent).unwrap();
+        assert_eq!((&dist[..4], &parent[..4]), (&[0, 1, 6, inf][..], &[-1, 0, 1, -1][..]), "parent[3] = {p3}");
+        assert!(dist[4..].iter().all(|&d| d == inf) && parent[4..].iter().all(|&p| p == -1));
         runs.push(s);
     }
     assert!(runs[0].visits.write_back < 4, "clean: {:?}", runs[0].visits);
-    assert_eq!(runs[1].visits.write_back, 4, "unclean: {:?}", runs[1].visits);
+    assert_eq!(runs[1].visits.write_back, n as i64, "unclean: {:?}", runs[1].visits);
     assert_eq!(runs[1].affected, runs[0].affected + 1);
 }

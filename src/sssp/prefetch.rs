@@ -55,7 +55,7 @@ pub(crate) fn ask_word_and_row(out: &OutView<'_>, packed: &[AtomicU64], u: usize
 /// Stage 1: the first heads and weights of `u`'s row (its bounds are read).
 #[inline(always)]
 pub(crate) fn ask_row(out: &OutView<'_>, u: usize) {
-    let row = out.row(u);
+    let row = out.unchecked_row(u);
     if let (Some(x), Some(w)) = (out.col.get(row.start), out.w.get(row.start)) {
         prefetch(x);
         prefetch(w);
@@ -65,7 +65,7 @@ pub(crate) fn ask_row(out: &OutView<'_>, u: usize) {
 /// Stage 2: the words of `u`'s heads (its row is read).
 #[inline(always)]
 pub(crate) fn ask_heads(out: &OutView<'_>, packed: &[AtomicU64], u: usize) {
-    for &x in &out.col[out.row(u)] {
+    for &x in out.col.get(out.unchecked_row(u)).unwrap_or_default() {
         if let Some(w) = packed.get(x as usize) {
             prefetch(w);
         }

@@ -68,6 +68,19 @@ impl<'a> OutView<'a> {
         OutView { guard, ..self }
     }
 
+    /// The same rows unguarded, once every row of a guarded view has been checked (one pass on
+    /// `e`, which costs less than checking each row as read where a repair reads most of them);
+    /// `None` if one is bad (then flagged).
+    pub(crate) fn checked_all<E: Exec>(self, e: &E) -> Option<Self> {
+        let Some(g) = self.guard else { return Some(self) };
+        e.for_chunks(self.n, GRAIN_VERTICES, |r| {
+            for u in r {
+                self.row(u);
+            }
+        });
+        (!g.bad.load(Relaxed)).then_some(OutView { guard: None, ..self })
+    }
+
     /// Whether a guarded view has read a bad row.
     pub(crate) fn faulted(&self) -> bool {
         self.guard.is_some_and(|g| g.bad.load(Relaxed))
@@ -79,14 +92,20 @@ impl<'a> OutView<'a> {
 
     #[inline(always)]
     pub(crate) fn row(&self, u: usize) -> std::ops::Range<usize> {
-        let i = u * self.stride;
-        let b = &self.bounds[i..i + 2];
-        // A negative bound becomes a huge one, which the guard refuses.
-        let r = b[0] as usize..b[1] as usize;
+        let r = self.unchecked_row(u);
         match &self.guard {
             None => r,
             Some(g) => g.check(self, r),
         }
+    }
+
+    /// Row `u`'s bounds as stored, unchecked by the guard: for prefetches, which read the
+    /// entries only through `get`. A negative bound becomes a huge one.
+    #[inline(always)]
+    pub(crate) fn unchecked_row(&self, u: usize) -> std::ops::Range<usize> {
+        let i = u * self.stride;
+        let b = &self.bounds[i..i + 2];
+        b[0] as usize..b[1] as usize
     }
 }
 
