@@ -73,11 +73,38 @@ impl<'a> OutView<'a> {
     /// `None` if one is bad (then flagged).
     pub(crate) fn checked_all<E: Exec>(self, e: &E) -> Option<Self> {
         let Some(g) = self.guard else { return Some(self) };
-        e.for_chunks(self.n, GRAIN_VERTICES, |r| {
-            for u in r {
-                self.row(u);
+        if self.stride == 1 && self.bounds.len() == self.n + 1 {
+            // Offsets: non-decreasing from at least 0 to at most the entries; then every entry
+            // between, in plain folds over slices (which vectorize).
+            let b = self.bounds;
+            let ends = b[0] >= 0 && (b[self.n] as usize) <= self.col.len().min(self.w.len());
+            let bad = std::sync::atomic::AtomicBool::new(!ends);
+            e.for_chunks(self.n, GRAIN_VERTICES * 16, |r| {
+                if b[r.start..r.end + 1].windows(2).fold(false, |bad, x| bad | (x[1] < x[0])) {
+                    bad.store(true, Relaxed);
+                }
+            });
+            if !bad.load(Relaxed) {
+                let (lo, hi) = (b[0] as usize, b[self.n] as usize);
+                e.for_chunks(hi - lo, GRAIN_VERTICES * 16, |r| {
+                    let r = lo + r.start..lo + r.end;
+                    let heads = self.col[r.clone()].iter().fold(false, |bad, &x| bad | (x as u32 as usize >= self.n));
+                    let weights = self.w[r].iter().fold(false, |bad, &w| bad | (w < 1) | (w as i64 > g.max_weight));
+                    if heads | weights {
+                        bad.store(true, Relaxed);
+                    }
+                });
             }
-        });
+            if bad.into_inner() {
+                g.bad.store(true, Relaxed);
+            }
+        } else {
+            e.for_chunks(self.n, GRAIN_VERTICES, |r| {
+                for u in r {
+                    self.row(u);
+                }
+            });
+        }
         (!g.bad.load(Relaxed)).then_some(OutView { guard: None, ..self })
     }
 
