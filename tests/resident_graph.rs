@@ -239,3 +239,18 @@ fn a_fresh_graph_holds_the_compact_arrays_plus_its_bounds_and_room() {
         assert!(g.bytes() <= bound, "grid {side}^2, K = {k}: {} bytes, at most {bound} expected (compact {compact})", g.bytes());
     }
 }
+
+#[test]
+fn a_batch_that_takes_every_edge_leaves_the_edgeless_largest_weight() {
+    // One edge of weight 766: deleted, the graph is edgeless and its largest weight is 1, as a
+    // graph built edgeless has it (and its CSR the same column facts).
+    let csr = Csr::from_arrays(2, 1, vec![0, 1, 1], vec![1], &[766], dyng::WeightLayout::EdgeMajor).unwrap();
+    let mut g = Graph::new(csr);
+    assert_eq!(g.max_weight(0), 766);
+    let mut b = Batch::new(1);
+    b.delete(0, 1);
+    dyng::update(&Resources::sequential(), &mut g, &b.view(), &mut []).unwrap();
+    assert_eq!((g.m(), g.max_weight(0)), (0, 1));
+    let empty = Csr::from_arrays(2, 1, vec![0, 0, 0], vec![], &[], dyng::WeightLayout::EdgeMajor).unwrap();
+    assert_eq!(Graph::new(g.to_csr()).max_weight(0), Graph::new(empty).max_weight(0));
+}

@@ -78,9 +78,10 @@ impl ColumnFacts {
         }
     }
 
-    /// Whether `max` is the largest weight itself (or the edgeless graph's 1).
+    /// Whether `max` is the largest weight itself (or the edgeless graph's 1: a batch that took
+    /// every edge leaves the old largest weight here, which is then no longer exact).
     pub(crate) fn exact(&self, edges: usize) -> bool {
-        self.at_max > 0 || edges == 0
+        self.at_max > 0 || (edges == 0 && self.max == 1)
     }
 }
 
