@@ -222,7 +222,8 @@ pub(crate) mod fast {
             if d > 9 {
                 break;
             }
-            v = v * 10 + d as u64;
+            // Past `most` digits the value is refused below: wrapping, it cannot overflow meanwhile.
+            v = v.wrapping_mul(10).wrapping_add(d as u64);
             *i += 1;
         }
         let len = *i - start;
