@@ -68,30 +68,6 @@ fn changed(p: &Prepared, j: usize, listing: Listing) -> (Vec<i32>, Vec<i32>) {
     (from, to)
 }
 
-/// The reverse graph of objective `j` (row v: the tails of the edges into v, with their weights).
-fn reverse(g: &Csr, j: usize) -> (Vec<i32>, Vec<i32>, Vec<i32>) {
-    let (n, m) = (g.n(), g.m());
-    let mut row_ptr = vec![0i32; n + 1];
-    for &v in g.col_ind() {
-        row_ptr[v as usize + 1] += 1;
-    }
-    for v in 0..n {
-        row_ptr[v + 1] += row_ptr[v];
-    }
-    let mut fill = row_ptr.clone();
-    let (mut tails, mut w) = (vec![0i32; m], vec![0i32; m]);
-    for u in 0..n {
-        for e in g.row(u) {
-            let v = g.col_ind()[e] as usize;
-            let s = fill[v] as usize;
-            fill[v] += 1;
-            tails[s] = u as i32;
-            w[s] = g.column(j)[e];
-        }
-    }
-    (row_ptr, tails, w)
-}
-
 fn text_of<T: std::fmt::Display>(values: &[T], inf: impl Fn(&T) -> bool) -> Vec<u8> {
     let mut s = String::new();
     for (v, x) in values.iter().enumerate() {
@@ -120,7 +96,7 @@ fn run(res: *const dyng_resources_t, p: &Prepared, listing: Listing, with_revers
         let max_weight = (p.original.max_weight(j).max(inserted_max).max(1)) as i64;
         let delta = dyng::sssp::default_delta(p.original.m().max(1), n, p.original.weight_sum(j));
         let graph = dyng_csr_t { n, m, k: 1, row_ptr: p.updated.row_ptr().as_ptr(), col_ind: p.updated.col_ind().as_ptr(), weights: p.updated.column(j).as_ptr() };
-        let (rp, tails, rw) = reverse(&p.updated, j);
+        let (rp, tails, rw) = common::reverse_csr(p.updated.row_ptr(), p.updated.col_ind(), p.updated.column(j));
         let rev = dyng_csr_t { n, m, k: 1, row_ptr: rp.as_ptr(), col_ind: tails.as_ptr(), weights: rw.as_ptr() };
         let (mut dist, mut parent) = (d0.clone(), p0.clone());
         let mut st = dyng_update_stats_t { struct_size: std::mem::size_of::<dyng_update_stats_t>(), invalidated: 0, affected: 0, iterations: 0, epochs: 0, pushes: 0, packed_parents: false, fallback_used: false };

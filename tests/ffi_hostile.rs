@@ -258,23 +258,7 @@ impl OneObjective {
     }
     /// Its reverse graph: row v lists the tails of the edges into v, with their weights.
     fn reversed(&self) -> Self {
-        let n = self.row_ptr.len() - 1;
-        let mut row_ptr = vec![0i32; n + 1];
-        for &v in &self.col_ind {
-            row_ptr[v as usize + 1] += 1;
-        }
-        for v in 0..n {
-            row_ptr[v + 1] += row_ptr[v];
-        }
-        let mut at = row_ptr[..n].to_vec();
-        let (mut col_ind, mut weights) = (vec![0; self.col_ind.len()], vec![0; self.col_ind.len()]);
-        for u in 0..n {
-            for e in self.row_ptr[u] as usize..self.row_ptr[u + 1] as usize {
-                let v = self.col_ind[e] as usize;
-                (col_ind[at[v] as usize], weights[at[v] as usize]) = (u as i32, self.weights[e]);
-                at[v] += 1;
-            }
-        }
+        let (row_ptr, col_ind, weights) = common::reverse_csr(&self.row_ptr, &self.col_ind, &self.weights);
         OneObjective { row_ptr, col_ind, weights }
     }
     fn mutate(&mut self, rp: &[Option<i32>], ci: &[Option<i32>], w: &[Option<i32>]) {

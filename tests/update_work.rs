@@ -1,6 +1,8 @@
 //! An update costs what the batch changes, not what the graph holds: checked by the engines' own
 //! counters (`UpdateStats::visits`, `pushes`), without a clock.
 
+mod common;
+
 use dyng::io::generators::changegen::{generate_changes, ChangeMode, ChangeOptions};
 use dyng::io::generators::graphgen::grid;
 use dyng::{Csr, Fallback, Graph, MospOptions, MospResult, Resources, SsspOptions, SsspResult, WeightLayout};
@@ -109,7 +111,7 @@ fn a_drop_in_call_on_a_clean_tree_writes_back_what_it_repairs() {
     // it reads, the tree left as it was.
     // The weight set back: a decrease, listed by its head.
     w[e] -= 50;
-    let (rrp, rcol, rw) = reversed(&rp, &col, &w);
+    let (rrp, rcol, rw) = common::reverse_csr(&rp, &col, &w);
     let rev = arrays(&rrp, &rcol, &rw);
     let s = dyng::sosp_update_arrays(&res, arrays(&rp, &col, &w), Some(rev), &[], &[], &[v as i32], 0, 100, max_weight, &mut dist, &mut parent).unwrap();
     assert!(s.affected > 0 && s.visits.write_back < n as i64 / 20, "{:?}", s.visits);
@@ -119,24 +121,6 @@ fn a_drop_in_call_on_a_clean_tree_writes_back_what_it_repairs() {
     let e = dyng::sosp_update_arrays(&res, arrays(&rp, &col, &zero), Some(rev), &[], &[], &[v as i32], 0, 100, max_weight, &mut dist, &mut parent).unwrap_err();
     assert!(e.to_string().contains("the graph") && e.to_string().contains("weight 0"), "{e}");
     assert_eq!((dist, parent), (d0, p0));
-}
-
-/// The reverse of a CSR: row v lists the tails of the edges into v, with their weights.
-fn reversed(rp: &[i32], col: &[i32], w: &[i32]) -> (Vec<i32>, Vec<i32>, Vec<i32>) {
-    let n = rp.len() - 1;
-    let mut r = vec![0i32; n + 1];
-    col.iter().for_each(|&v| r[v as usize + 1] += 1);
-    (0..n).for_each(|v| r[v + 1] += r[v]);
-    let mut at = r[..n].to_vec();
-    let (mut tails, mut weights) = (vec![0; col.len()], vec![0; col.len()]);
-    for u in 0..n {
-        for e in rp[u] as usize..rp[u + 1] as usize {
-            let v = col[e] as usize;
-            (tails[at[v] as usize], weights[at[v] as usize]) = (u as i32, w[e]);
-            at[v] += 1;
-        }
-    }
-    (r, tails, weights)
 }
 
 #[test]

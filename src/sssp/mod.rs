@@ -587,7 +587,7 @@ impl<'a> CsrArrays<'a> {
         e.for_chunks(n, run::GRAIN_VERTICES * 16, |r| {
             // Plain loops over slices, which vectorize (one zipped loop with an early exit ran at
             // a sixth of the memory's speed).
-            if self.row_ptr[r.start..r.end + 1].windows(2).any(|x| x[1] < x[0]) {
+            if run::offsets_descend(&self.row_ptr[r.start..r.end + 1]) {
                 let u = r.clone().find(|&u| self.row_ptr[u + 1] < self.row_ptr[u]).unwrap_or(r.start);
                 bad_row.fetch_min(u, Relaxed);
             }
@@ -645,16 +645,23 @@ impl<'a> CsrArrays<'a> {
 /// Delta and the largest weight to use (`delta` and `max_weight` <= 0: the graph's own).
 fn drop_in_args(res: &Resources, graph: &CsrArrays<'_>, source: usize, delta: i64, max_weight: i64, dist: &[i64], parent: &[i32]) -> Result<(i64, i64, Packing)> {
     let n = graph.n();
+    let (largest, sum) = check_graph(res, graph, max_weight)?;
+    let delta = if delta > 0 { delta } else { default_delta(graph.col.len(), n, sum) };
+    let max_weight = if max_weight > 0 { max_weight } else { largest };
+    engine::check_run_args(n, source, delta, dist.len(), parent.len())?;
+    Ok((delta, max_weight, Packing::choose(n, max_weight)?))
+}
+
+/// The graph's entries checked in one pass ([`CsrArrays::scan`]), every weight at most
+/// `max_weight` where it is > 0; returns the largest weight and the weight sum.
+fn check_graph(res: &Resources, graph: &CsrArrays<'_>, max_weight: i64) -> Result<(i64, i64)> {
     let (largest, sum) = with_exec!(res, |e| graph.scan(e, true, "the graph"))?;
     if max_weight > 0 && largest > max_weight {
         return Err(Error::invalid(format!(
             "dyng: the graph has a weight {largest} above max_weight = {max_weight} (which must bound every weight before and after the batch)"
         )));
     }
-    let delta = if delta > 0 { delta } else { default_delta(graph.col.len(), n, sum) };
-    let max_weight = if max_weight > 0 { max_weight } else { largest };
-    engine::check_run_args(n, source, delta, dist.len(), parent.len())?;
-    Ok((delta, max_weight, Packing::choose(n, max_weight)?))
+    Ok((largest, sum))
 }
 
 /// The originals' per-objective update on caller-owned arrays (`sospUpdateCpu`, the drop-in entry
@@ -708,12 +715,15 @@ pub fn sosp_update_arrays(
     // given, a repair reads only the rows it meets, each checked then (`RowGuard`): no pass over
     // the edges first. Otherwise every entry is checked first (the defaults, a distance-only run
     // and the build of a reverse graph read every row).
-    let guarded = delta > 0 && max_weight > 0 && reverse.is_some() && res.device().is_host() && Packing::choose(n, max_weight)?.packed_parents();
-    let (delta, max_weight, packing) = if guarded {
-        engine::check_run_args(n, source, delta, dist.len(), parent.len())?;
-        (delta, max_weight, Packing::choose(n, max_weight)?)
-    } else {
-        drop_in_args(res, &graph, source, delta, max_weight, dist, parent)?
+    let given = delta > 0 && max_weight > 0 && reverse.is_some() && res.device().is_host();
+    let given = given.then(|| Packing::choose(n, max_weight)).transpose()?.filter(|p| p.packed_parents());
+    let guarded = given.is_some();
+    let (delta, max_weight, packing) = match given {
+        Some(packing) => {
+            engine::check_run_args(n, source, delta, dist.len(), parent.len())?;
+            (delta, max_weight, packing)
+        }
+        None => drop_in_args(res, &graph, source, delta, max_weight, dist, parent)?,
     };
     if let (Some(r), true) = (&reverse, repairs) {
         r.check("the reverse graph")?;
@@ -732,12 +742,11 @@ pub fn sosp_update_arrays(
             with_exec!(res, |e| r.scan(e, false, "the reverse graph"))?;
         }
     }
-    let bad_row = std::sync::atomic::AtomicBool::new(false);
-    let guard = guarded.then_some(run::RowGuard { bad: &bad_row, max_weight });
-
     if !repairs && packing.packed_parents() && res.device().is_host() {
         return with_exec!(res, |e| unchanged_tree(e, packing.bound, dist, parent));
     }
+    let bad_row = std::sync::atomic::AtomicBool::new(false);
+    let guard = guarded.then_some(run::RowGuard { bad: &bad_row, max_weight });
     // A tree that one pass finds clean passes every check below and the packing's: the repair
     // then packs and writes back only the vertices it touches.
     let clean = packing.packed_parents() && res.device().is_host() && with_exec!(res, |e| validate::scan_caller_tree(e, packing.bound, dist, parent)).clean();
@@ -798,14 +807,8 @@ pub fn sosp_update_arrays(
 /// The error the full check of the graph (entries, weights at most `max_weight`) and of the
 /// reverse graph (offsets and tails) gives, if any.
 fn explain_bad_rows(res: &Resources, graph: &CsrArrays<'_>, reverse: Option<&CsrArrays<'_>>, max_weight: i64) -> Option<Error> {
-    let (largest, _) = match with_exec!(res, |e| graph.scan(e, true, "the graph")) {
-        Ok(facts) => facts,
-        Err(e) => return Some(e),
-    };
-    if largest > max_weight {
-        return Some(Error::invalid(format!(
-            "dyng: the graph has a weight {largest} above max_weight = {max_weight} (which must bound every weight before and after the batch)"
-        )));
+    if let Err(e) = check_graph(res, graph, max_weight) {
+        return Some(e);
     }
     let r = reverse?;
     if let Err(e) = with_exec!(res, |e| r.scan(e, false, "the reverse graph")) {

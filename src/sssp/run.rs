@@ -53,6 +53,12 @@ impl RowGuard<'_> {
     }
 }
 
+/// Whether some offset of `b` is below the one before it (one fold, which vectorizes: a loop with
+/// an early exit ran at a sixth of the memory's speed).
+pub(crate) fn offsets_descend(b: &[i32]) -> bool {
+    b.windows(2).fold(false, |bad, x| bad | (x[1] < x[0]))
+}
+
 /// In-edges have the same view (tails in `col`).
 pub(crate) type InView<'a> = OutView<'a>;
 
@@ -80,7 +86,7 @@ impl<'a> OutView<'a> {
             let ends = b[0] >= 0 && (b[self.n] as usize) <= self.col.len().min(self.w.len());
             let bad = std::sync::atomic::AtomicBool::new(!ends);
             e.for_chunks(self.n, GRAIN_VERTICES * 16, |r| {
-                if b[r.start..r.end + 1].windows(2).fold(false, |bad, x| bad | (x[1] < x[0])) {
+                if offsets_descend(&b[r.start..r.end + 1]) {
                     bad.store(true, Relaxed);
                 }
             });

@@ -9,6 +9,29 @@ use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// The reverse of a one-objective CSR (`row_ptr`, `col`, `w`): row v lists the tails of the edges
+/// into v, with their weights, by ascending tail; the drop-in calls take it as their reverse graph.
+pub fn reverse_csr(row_ptr: &[i32], col: &[i32], w: &[i32]) -> (Vec<i32>, Vec<i32>, Vec<i32>) {
+    let n = row_ptr.len() - 1;
+    let mut rp = vec![0i32; n + 1];
+    for &v in col {
+        rp[v as usize + 1] += 1;
+    }
+    for v in 0..n {
+        rp[v + 1] += rp[v];
+    }
+    let mut fill = rp[..n].to_vec();
+    let (mut tails, mut weights) = (vec![0i32; col.len()], vec![0i32; col.len()]);
+    for u in 0..n {
+        for e in row_ptr[u] as usize..row_ptr[u + 1] as usize {
+            let s = &mut fill[col[e] as usize];
+            (tails[*s as usize], weights[*s as usize]) = (u as i32, w[e]);
+            *s += 1;
+        }
+    }
+    (rp, tails, weights)
+}
+
 /// One case of the golden corpus.
 #[derive(Debug, Clone)]
 pub struct Case {
