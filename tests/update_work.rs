@@ -78,6 +78,51 @@ fn a_batch_that_changes_nothing_visits_almost_nothing() {
     }
 }
 
+#[test]
+fn a_batch_that_changes_no_tree_makes_no_in_rows() {
+    // The in-rows (the reverse graph, made when a repair first pulls over in-edges) are not made
+    // for a batch that leaves every tree as it is: two edges closed outside the trees. A tree
+    // edge deleted next makes them. (An insertion's head is pulled whatever its weight, as the
+    // originals do.)
+    for res in [Resources::sequential(), Resources::parallel(1).unwrap(), Resources::parallel(2).unwrap()] {
+        let mut g = grid_graph(60, 2);
+        let mut m = MospResult::compute(&res, &g, 0, &MospOptions::default()).unwrap();
+        let rows = g.rows();
+        let in_no_tree = |u: usize, v: i32| m.trees().iter().all(|t| t.parents()[v as usize] != u as i32);
+        let outside: Vec<(i32, i32)> = (0..g.n())
+            .flat_map(|u| rows.row(u).map(move |e| (u, e)))
+            .filter(|&(u, e)| in_no_tree(u, rows.heads()[e]))
+            .map(|(u, e)| (u as i32, rows.heads()[e]))
+            .take(2)
+            .collect();
+        let before = g.row_bytes();
+        let mut b = dyng::Batch::new(2);
+        b.delete(outside[0].0, outside[0].1);
+        b.delete(outside[1].0, outside[1].1);
+        let fresh_check = |g: &Graph, m: &MospResult| {
+            let fresh = MospResult::compute(&res, g, 0, &MospOptions::default()).unwrap();
+            assert_eq!(m.combined_parents(), fresh.combined_parents());
+            assert_eq!(m.path_costs(), fresh.path_costs());
+        };
+        let mut s = SsspResult::compute(&res, &g, 0, 1, &SsspOptions::default()).unwrap();
+        let fresh_tree = |g: &Graph, s: &SsspResult| {
+            let fresh = SsspResult::compute(&res, g, 0, 1, &SsspOptions::default()).unwrap();
+            assert_eq!((s.distances(), s.parents()), (fresh.distances(), fresh.parents()));
+        };
+        dyng::update(&res, &mut g, &b.view(), &mut [(&mut m).into(), (&mut s).into()]).unwrap();
+        assert_eq!(g.row_bytes(), before, "{res:?}: a batch that changes no tree made in-rows");
+        fresh_check(&g, &m);
+        fresh_tree(&g, &s);
+        let v = 1 + g.n() as i32 / 2;
+        let mut b = dyng::Batch::new(2);
+        b.delete(m.trees()[0].parents()[v as usize], v);
+        dyng::update(&res, &mut g, &b.view(), &mut [(&mut m).into(), (&mut s).into()]).unwrap();
+        assert!(g.row_bytes() > before, "{res:?}: a deleted tree edge's repair pulls over in-edges");
+        fresh_check(&g, &m);
+        fresh_tree(&g, &s);
+    }
+}
+
 fn arrays<'a>(row_ptr: &'a [i32], col: &'a [i32], w: &'a [i32]) -> dyng::CsrArrays<'a> {
     dyng::CsrArrays { row_ptr, col, w }
 }

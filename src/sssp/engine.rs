@@ -383,10 +383,16 @@ pub(crate) fn update<'i, E: Exec>(
         let search = {
             let run = Run { old: lazy.then_some(OldWords { dist: &*dist, parent: &*parent }), ..run };
             stats.visits.pull += ws.candidates.len() as i64;
-            let Some(inn) = unguarded(in_view(), wide, exec) else {
-                return Err(bad_rows());
-            };
-            pull(&run, inn, ws, g1);
+            // Nothing to pull (a batch that invalidates nothing and inserts nothing here): the
+            // in-edges, which a first repair may have to make, are not asked for.
+            if ws.candidates.is_empty() {
+                ws.frontier.clear();
+            } else {
+                let Some(inn) = unguarded(in_view(), wide, exec) else {
+                    return Err(bad_rows());
+                };
+                pull(&run, inn, ws, g1);
+            }
             let budget = adaptive.map(|a| a.push_budget);
             near_far(&run, ws, &mut gens, &mut stats, budget, track, SearchKind::Repair, Some(solo))
         };
