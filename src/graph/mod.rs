@@ -38,10 +38,13 @@ static NEXT_GRAPH_ID: AtomicU64 = AtomicU64::new(1);
 pub(crate) fn resize_for_overwrite<T: Copy + Default>(v: &mut Vec<T>, len: usize) -> bool {
     let grows = v.capacity() < len;
     if grows {
-        v.clear();
-        v.reserve_exact(len + len / 32);
+        // Zeroed by the system (calloc): untouched until written, by whichever threads write.
+        *v = Vec::new();
+        *v = vec![T::default(); len + len / 32];
+        v.truncate(len);
+    } else {
+        v.resize(len, T::default());
     }
-    v.resize(len, T::default());
     grows
 }
 
