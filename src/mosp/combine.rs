@@ -264,7 +264,7 @@ pub(crate) fn combine_and_solve(
                 }
             }
             if !in_place {
-                g.build(parents, source, &terms, base);
+                g.build(e, parents, source, &terms, base);
             }
             let delta = default_delta(g.edges(), n, g.weight_sum());
             if previous && !reference {

@@ -23,7 +23,10 @@
 //!   many unused slots as live ones the next update builds the graph afresh. Row order does not
 //!   change a tree: ties go to the lowest id.
 
-use crate::graph::resize_for_overwrite;
+use crate::graph::{resize_for_overwrite, MAX_OBJECTIVES};
+use crate::sssp::exec::Exec;
+use crate::sssp::run::atomic_i32;
+use std::sync::atomic::{AtomicI32, AtomicI64, AtomicUsize, Ordering::Relaxed};
 use crate::sssp::prefetch::{prefetch_at, AHEAD};
 use crate::sssp::run::{InView, OutView};
 
@@ -47,6 +50,9 @@ pub(crate) struct CombinedGraph {
     /// Built for the parents of the trees as of the last combine.
     valid: bool,
 }
+
+/// Vertices a thread takes at a time in a build's passes.
+const BUILD_GRAIN: usize = 1 << 14;
 
 /// Tree j's parent of `v`, or `v` itself where it has none or `v` is the source, which has no
 /// in-edges (the slot's form).
@@ -155,7 +161,7 @@ impl CombinedGraph {
     }
 
     /// Builds the graph of `parents` afresh; `source` has no in-edges.
-    pub(crate) fn build(&mut self, parents: &[&[i32]], source: usize, terms: &[i64], base: i64) {
+    pub(crate) fn build<E: Exec>(&mut self, exec: &E, parents: &[&[i32]], source: usize, terms: &[i64], base: i64) {
         let (n, k) = (parents.first().map_or(0, |p| p.len()), parents.len());
         if k == 0 {
             // No trees (a MOSP result always has one or more): nothing to build.
@@ -168,26 +174,69 @@ impl CombinedGraph {
         }
         self.k = k;
         self.source = source;
+        // Two to four trees are the common case: their loops are unrolled at compile time.
+        match k {
+            2 => self.build_rows::<2, E>(exec, parents, terms, base),
+            3 => self.build_rows::<3, E>(exec, parents, terms, base),
+            4 => self.build_rows::<4, E>(exec, parents, terms, base),
+            _ => self.build_rows::<0, E>(exec, parents, terms, base),
+        }
+    }
+
+    /// The slots and rows of [`CombinedGraph::build`]; `K` is the number of trees, or 0 where it
+    /// is read from `self.k`. Each pass runs over chunks of the vertices on `exec`'s threads
+    /// (as the originals' two passes do); rows are filled by ascending v on one thread, in any
+    /// order on more.
+    #[inline(always)]
+    fn build_rows<const K: usize, E: Exec>(&mut self, exec: &E, parents: &[&[i32]], terms: &[i64], base: i64) {
+        let k = if K == 0 { self.k } else { K };
+        let (n, source) = (self.in_ptr.len() - 1, self.source);
         resize_for_overwrite(&mut self.in_tails, n * k);
         resize_for_overwrite(&mut self.in_w, n * k);
         // Row degrees counted in `cap` first.
         self.cap.clear();
         self.cap.resize(n, 0);
-        let cap = &mut self.cap;
-        let slots = self.in_tails.chunks_exact_mut(k).zip(self.in_w.chunks_exact_mut(k));
-        for (v, (tails, weights)) in slots.enumerate() {
-            // The counts are random increments (a cache miss each on graphs whose ids do not
-            // follow their geometry): asked for ahead.
-            for p in parents {
-                prefetch_at(cap, p, v + AHEAD);
+        let (edges, weight_sum) = (AtomicUsize::new(0), AtomicI64::new(0));
+        // A count or cursor moved by one; atomically only where chunks run at once (a locked add
+        // on one thread cost the grid's build a third more).
+        let concurrent = exec.concurrent_loops();
+        let bump = |a: &AtomicI32| {
+            if concurrent {
+                a.fetch_add(1, Relaxed)
+            } else {
+                let old = a.load(Relaxed);
+                a.store(old + 1, Relaxed);
+                old
             }
-            write_slots(parents, v, source, tails, weights, terms, base);
-            for j in 0..k {
-                let t = tails[j];
-                if t != v as i32 && !tails[..j].contains(&t) {
-                    cap[t as usize] += 1;
+        };
+        {
+            let cap = atomic_i32(&mut self.cap);
+            let (in_tails, in_w) = (atomic_i32(&mut self.in_tails), atomic_i32(&mut self.in_w));
+            exec.for_chunks(n, BUILD_GRAIN, |r| {
+                let (mut count, mut sum) = (0, 0);
+                let (mut tails, mut weights) = ([0i32; MAX_OBJECTIVES], [0i32; MAX_OBJECTIVES]);
+                let (tails, weights) = (&mut tails[..k], &mut weights[..k]);
+                for v in r {
+                    // The counts are random increments (a cache miss each on graphs whose ids do
+                    // not follow their geometry): asked for ahead.
+                    for p in parents {
+                        prefetch_at(cap, p, v + AHEAD);
+                    }
+                    write_slots(parents, v, source, tails, weights, terms, base);
+                    for j in 0..k {
+                        let t = tails[j];
+                        in_tails[v * k + j].store(t, Relaxed);
+                        in_w[v * k + j].store(weights[j], Relaxed);
+                        if t != v as i32 && !tails[..j].contains(&t) {
+                            bump(&cap[t as usize]);
+                            count += 1;
+                            sum += weights[j] as i64;
+                        }
+                    }
                 }
-            }
+                edges.fetch_add(count, Relaxed);
+                weight_sum.fetch_add(sum, Relaxed);
+            });
         }
         // Starts by a prefix sum; `cap` serves as the rows' cursors while they are filled (a 4n
         // array: the (start, end) pairs, twice its size, missed the cache more on the random
@@ -200,39 +249,41 @@ impl CombinedGraph {
             *cap = b[0];
         }
         let total = at as usize;
-        // Room for rows that move, so that a stream of updates seldom reallocates.
-        // Slots past a row's end are never read, so what the arrays held stays.
+        // Room for rows that move, so that a stream of updates seldom reallocates. Every slot up
+        // to `total` is written below; slots past a row's end are never read.
         for a in [&mut self.col, &mut self.w] {
             if a.capacity() < total {
-                a.reserve(total + total / 4 - a.len());
+                // Zeroed by the system (untouched until written, on the threads that write).
+                *a = vec![0; total + total / 4];
             }
             a.resize(total, 0);
         }
-        let (mut edges, mut weight_sum) = (0, 0);
-        let (col, w, cursor) = (&mut self.col, &mut self.w, &mut self.cap);
-        let slots = self.in_tails.chunks_exact(k).zip(self.in_w.chunks_exact(k));
-        for (v, (tails, weights)) in slots.enumerate() {
-            for j in 0..k {
-                prefetch_at(cursor, &self.in_tails, (v + AHEAD) * k + j);
-            }
-            for j in 0..k {
-                let t = tails[j];
-                if t != v as i32 && !tails[..j].contains(&t) {
-                    let e = cursor[t as usize] as usize;
-                    col[e] = v as i32;
-                    w[e] = weights[j];
-                    cursor[t as usize] += 1;
-                    edges += 1;
-                    weight_sum += weights[j] as i64;
+        {
+            let (col, w, cursor) = (atomic_i32(&mut self.col), atomic_i32(&mut self.w), atomic_i32(&mut self.cap));
+            let (in_tails, in_w) = (&self.in_tails, &self.in_w);
+            exec.for_chunks(n, BUILD_GRAIN, |r| {
+                for v in r {
+                    for j in 0..k {
+                        prefetch_at(cursor, in_tails, (v + AHEAD) * k + j);
+                    }
+                    let (tails, weights) = (&in_tails[v * k..v * k + k], &in_w[v * k..v * k + k]);
+                    for j in 0..k {
+                        let t = tails[j];
+                        if t != v as i32 && !tails[..j].contains(&t) {
+                            let e = bump(&cursor[t as usize]) as usize;
+                            col[e].store(v as i32, Relaxed);
+                            w[e].store(weights[j], Relaxed);
+                        }
+                    }
                 }
-            }
+            });
         }
         for (b, cap) in self.bounds.chunks_exact_mut(2).zip(self.cap.iter_mut()) {
             b[1] = *cap;
             *cap -= b[0];
         }
-        self.edges = edges;
-        self.weight_sum = weight_sum;
+        self.edges = edges.into_inner();
+        self.weight_sum = weight_sum.into_inner();
         self.unused = 0;
         self.valid = true;
     }
@@ -360,6 +411,32 @@ mod tests {
     }
 
     #[test]
+    fn built_on_several_threads_it_is_the_graph_of_its_trees() {
+        // Enough vertices for several chunks a thread; K = 3 takes the unrolled passes, K = 5
+        // the general ones.
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let (lock, choice) = (parking_lot::Mutex::new(()), crate::resources::team_choice::TeamChoice::default());
+        let exec = crate::sssp::exec::Parallel { pool: &pool, team_lock: &lock, choice: &choice, inline_all: Default::default() };
+        assert!(exec.concurrent_loops());
+        let (n, source) = (5 * BUILD_GRAIN + 17, 11);
+        let mut rng = Mt19937::new(9);
+        let near: Vec<i32> = (0..n).map(|v| ((v + n - 1) % n) as i32).collect();
+        for terms in [vec![6i64, 3, 2], vec![60, 30, 20, 15, 12]] {
+            let base = 60 * (terms.len() as i64 + 1);
+            let trees: Vec<Vec<i32>> = terms.iter().map(|_| random_parents(&mut rng, n, &near)).collect();
+            let p: Vec<&[i32]> = trees.iter().map(Vec::as_slice).collect();
+            let (mut par, mut seq) = (CombinedGraph::default(), CombinedGraph::default());
+            par.build(&exec, &p, source, &terms, base);
+            seq.build(&crate::sssp::exec::Sequential, &p, source, &terms, base);
+            let want = by_definition(&trees, source, &terms, base);
+            assert_eq!(edges_of(&par, n), want, "K = {}", terms.len());
+            assert_eq!((par.edges(), par.weight_sum()), (seq.edges(), seq.weight_sum()));
+            assert_eq!((par.in_tails.clone(), par.in_w.clone(), par.cap.clone()), (seq.in_tails.clone(), seq.in_w.clone(), seq.cap.clone()));
+            assert!((0..n).all(|v| !par.changed(&p, v)));
+        }
+    }
+
+    #[test]
     fn updated_in_place_it_stays_the_graph_of_its_trees() {
         let (n, source) = (200, 3);
         let terms = [6i64, 3, 2];
@@ -371,7 +448,7 @@ mod tests {
             t[source] = -1;
         }
         let mut g = CombinedGraph::default();
-        g.build(&trees.iter().map(Vec::as_slice).collect::<Vec<_>>(), source, &terms, base);
+        g.build(&crate::sssp::exec::Sequential, &trees.iter().map(Vec::as_slice).collect::<Vec<_>>(), source, &terms, base);
         assert_eq!(edges_of(&g, n), by_definition(&trees, source, &terms, base));
         let mut moved = false;
         for round in 0..60 {

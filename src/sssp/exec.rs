@@ -24,6 +24,9 @@ pub(crate) trait Exec: Sync {
     fn claim(&self, s: &AtomicI32, g: i32) -> bool;
     /// Moves an invalidation state from unknown (0) to `v`; true for the one caller that did.
     fn resolve(&self, a: &AtomicU8, v: u8) -> bool;
+    /// Whether `for_chunks` may run its chunks on more than one thread at once (loops that
+    /// count into shared cells then need atomic adds).
+    fn concurrent_loops(&self) -> bool;
     /// Runs `f` over chunks of `0..len` of about `grain` items.
     fn for_chunks<F: Fn(Range<usize>) + Sync + Send>(&self, len: usize, grain: usize, f: F);
     /// The maximum of `f(i)` over `0..len` (0 when empty).
@@ -183,6 +186,9 @@ impl Exec for Sequential {
         a.store(1, Relaxed);
         old
     }
+    fn concurrent_loops(&self) -> bool {
+        false
+    }
     #[inline]
     fn claim(&self, s: &AtomicI32, g: i32) -> bool {
         let old = s.load(Relaxed);
@@ -315,6 +321,9 @@ impl Exec for Parallel<'_> {
     #[inline]
     fn set_flag(&self, a: &AtomicU8) -> u8 {
         a.swap(1, Relaxed)
+    }
+    fn concurrent_loops(&self) -> bool {
+        self.pool.current_num_threads() > 1 && !self.inline_all.load(Relaxed)
     }
     #[inline]
     fn claim(&self, s: &AtomicI32, g: i32) -> bool {

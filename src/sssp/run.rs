@@ -174,7 +174,7 @@ pub(crate) fn atomic_i64(s: &mut [i64]) -> &[AtomicI64] {
     unsafe { &*(s as *mut [i64] as *const [AtomicI64]) }
 }
 
-pub(super) fn atomic_i32(s: &mut [i32]) -> &[AtomicI32] {
+pub(crate) fn atomic_i32(s: &mut [i32]) -> &[AtomicI32] {
     // SAFETY: as in `atomic_i64`, for i32.
     unsafe { &*(s as *mut [i32] as *const [AtomicI32]) }
 }
