@@ -1,14 +1,15 @@
 //! The output folder of a MOSP run, laid out and written exactly like the originals' `mosp`.
 //!
 //! `obj<k>/distancesUpdated.txt`, `obj<k>/SSSPTreeUpdated.txt` for the K objectives, and
-//! `combinedGraph/{distancesCsr,SSSPTreeCsr,mospCosts}.txt`. The files are formatted in parallel,
-//! then written all or nothing ([`write_all_or_nothing`]): a run that fails while writing (a full
-//! disk) leaves the output folder as it was.
+//! `combinedGraph/{distancesCsr,SSSPTreeCsr,mospCosts}.txt`. Each file is formatted and written
+//! on its own thread, all or nothing ([`write_all_or_nothing`]): a run that fails while writing
+//! (a full disk) leaves the output folder as it was.
 
 use crate::io::formats::trees::{format_costs, format_distances, format_parents};
 use crate::error::{Error, Result};
 use crate::mosp::MospResult;
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 /// The arrays of a MOSP run's outputs, wherever they live (in process or in a worker's blocks).
@@ -43,34 +44,33 @@ pub fn mosp_output_files(m: &MospResult) -> Vec<(PathBuf, Vec<u8>)> {
     output_files(&MospArrays::of(m))
 }
 
-/// Every output file of a run, as (relative path, bytes), formatted in parallel.
-pub fn output_files(a: &MospArrays<'_>) -> Vec<(PathBuf, Vec<u8>)> {
-    enum Job<'a> {
-        Dist(&'a [i64]),
-        Tree(&'a [i32]),
-        Costs,
-    }
-    let mut jobs: Vec<(PathBuf, Job<'_>)> = Vec::new();
-    for (j, (d, p)) in a.trees.iter().enumerate() {
+/// One output file: its path under the output folder and what makes its bytes.
+struct OutputFile<'a> {
+    rel: PathBuf,
+    bytes: Box<dyn Fn() -> Cow<'a, [u8]> + Sync + 'a>,
+}
+
+/// The output files of a run, each formatted when it is written.
+fn jobs<'a>(a: &'a MospArrays<'a>) -> Vec<OutputFile<'a>> {
+    let mut jobs: Vec<OutputFile<'a>> = Vec::new();
+    let mut push = |rel: PathBuf, bytes: Box<dyn Fn() -> Cow<'a, [u8]> + Sync + 'a>| jobs.push(OutputFile { rel, bytes });
+    for (j, &(d, p)) in a.trees.iter().enumerate() {
         let dir = PathBuf::from(format!("obj{j}"));
-        jobs.push((dir.join("distancesUpdated.txt"), Job::Dist(d)));
-        jobs.push((dir.join("SSSPTreeUpdated.txt"), Job::Tree(p)));
+        push(dir.join("distancesUpdated.txt"), Box::new(move || format_distances(d).into()));
+        push(dir.join("SSSPTreeUpdated.txt"), Box::new(move || format_parents(p).into()));
     }
     let comb = PathBuf::from("combinedGraph");
-    jobs.push((comb.join("distancesCsr.txt"), Job::Dist(a.combined_distances)));
-    jobs.push((comb.join("SSSPTreeCsr.txt"), Job::Tree(a.combined_parents)));
-    jobs.push((comb.join("mospCosts.txt"), Job::Costs));
-    let n = a.combined_distances.len();
-    jobs.into_par_iter()
-        .map(|(path, job)| {
-            let bytes = match job {
-                Job::Dist(d) => format_distances(d),
-                Job::Tree(p) => format_parents(p),
-                Job::Costs => format_costs(n, a.graph_k, a.path_costs),
-            };
-            (path, bytes)
-        })
-        .collect()
+    let (cd, cp) = (a.combined_distances, a.combined_parents);
+    push(comb.join("distancesCsr.txt"), Box::new(move || format_distances(cd).into()));
+    push(comb.join("SSSPTreeCsr.txt"), Box::new(move || format_parents(cp).into()));
+    let (n, kg, costs) = (cd.len(), a.graph_k, a.path_costs);
+    push(comb.join("mospCosts.txt"), Box::new(move || format_costs(n, kg, costs).into()));
+    jobs
+}
+
+/// Every output file of a run, as (relative path, bytes), formatted in parallel.
+pub fn output_files(a: &MospArrays<'_>) -> Vec<(PathBuf, Vec<u8>)> {
+    jobs(a).par_iter().map(|f| (f.rel.clone(), (f.bytes)().into_owned())).collect()
 }
 
 /// Writes every output file of `m` under `dir`.
@@ -78,9 +78,12 @@ pub fn write_mosp_outputs(dir: &Path, m: &MospResult) -> Result<()> {
     write_outputs(dir, &MospArrays::of(m))
 }
 
-/// Writes every output file of a run under `dir`, all or nothing.
+/// Writes every output file of a run under `dir`, all or nothing; each file is formatted and
+/// written on its own thread of the pool (as the originals write theirs concurrently), so the
+/// formatting of one overlaps the writing of another and no more than the files in flight are
+/// held in memory.
 pub fn write_outputs(dir: &Path, a: &MospArrays<'_>) -> Result<()> {
-    write_all_or_nothing(dir, &output_files(a))
+    write_jobs(dir, &jobs(a), &write_file)
 }
 
 /// Writes `files` (relative path, bytes) under `dir` so that either all of them replace what was
@@ -89,46 +92,63 @@ pub fn write_outputs(dir: &Path, a: &MospArrays<'_>) -> Result<()> {
 /// and closed, and only when every one is written are they renamed into place; after a failure
 /// the temporary files and the folders this call created are removed.
 pub fn write_all_or_nothing(dir: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<()> {
-    write_all_or_nothing_with(dir, files, &|path, bytes| {
-        use std::io::Write;
-        use std::os::fd::IntoRawFd;
-        let mut f = std::fs::File::create(path)?;
-        f.write_all(bytes)?;
-        // A network file system may report a failed write only when the file is closed, which
-        // dropping `f` would ignore. (No fsync: it doubled the golden CLI runs' time, 9.8 ->
-        // 16.9 s, for a durability across power loss that the originals never had.)
-        let fd = f.into_raw_fd();
-        // SAFETY: `fd` was just released by `f` and is closed exactly once here.
-        if unsafe { libc::close(fd) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(())
-    })
+    write_all_or_nothing_with(dir, files, &write_file)
 }
 
-/// [`write_all_or_nothing`] with the writer of one file given (tests inject failures with it).
-pub(crate) fn write_all_or_nothing_with(
-    dir: &Path,
-    files: &[(PathBuf, Vec<u8>)],
-    write: &dyn Fn(&Path, &[u8]) -> std::io::Result<()>,
-) -> Result<()> {
+/// Creates `path`, writes `bytes` and closes it, reporting a failed close.
+fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::fd::IntoRawFd;
+    let mut f = std::fs::File::create(path)?;
+    f.write_all(bytes)?;
+    // A network file system may report a failed write only when the file is closed, which
+    // dropping `f` would ignore. (No fsync: it doubled the golden CLI runs' time, 9.8 ->
+    // 16.9 s, for a durability across power loss that the originals never had.)
+    let fd = f.into_raw_fd();
+    // SAFETY: `fd` was just released by `f` and is closed exactly once here.
+    if unsafe { libc::close(fd) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// A file's writer (tests inject failures with it).
+type Writer<'w> = &'w (dyn Fn(&Path, &[u8]) -> std::io::Result<()> + Sync);
+
+/// [`write_all_or_nothing`] with the writer of one file given.
+pub(crate) fn write_all_or_nothing_with(dir: &Path, files: &[(PathBuf, Vec<u8>)], write: Writer<'_>) -> Result<()> {
+    let jobs: Vec<OutputFile<'_>> = files
+        .iter()
+        .map(|(rel, bytes)| OutputFile { rel: rel.clone(), bytes: Box::new(move || Cow::Borrowed(&bytes[..])) })
+        .collect();
+    write_jobs(dir, &jobs, write)
+}
+
+/// The all-or-nothing write of [`write_all_or_nothing`]: the folders and temporary names on the
+/// calling thread, then every file made and written on the pool, then the renames.
+fn write_jobs(dir: &Path, files: &[OutputFile<'_>], write: Writer<'_>) -> Result<()> {
     let mut created: Vec<PathBuf> = Vec::new();
-    let mut written: Vec<(PathBuf, PathBuf)> = Vec::new();
-    let outcome = (|| -> Result<()> {
-        for (rel, bytes) in files {
-            let target = dir.join(rel);
-            let folder = target.parent().unwrap_or(dir).to_path_buf();
-            create_dirs(&folder, &mut created)?;
-            let name = target.file_name().unwrap_or_default().to_string_lossy();
-            let tmp = folder.join(format!(".{name}.tmp-{}", std::process::id()));
-            // Listed before the write, so a partly written file is removed too.
-            written.push((tmp.clone(), target.clone()));
-            write(&tmp, bytes).map_err(|e| Error::io(&target, e))?;
-        }
+    let mut planned: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let folders = files.iter().try_for_each(|f| {
+        let target = dir.join(&f.rel);
+        let folder = target.parent().unwrap_or(dir).to_path_buf();
+        create_dirs(&folder, &mut created)?;
+        let name = target.file_name().unwrap_or_default().to_string_lossy();
+        planned.push((folder.join(format!(".{name}.tmp-{}", std::process::id())), target));
         Ok(())
-    })();
+    });
+    // The first failure in file order, whichever thread met it first.
+    let outcome = folders.and_then(|()| {
+        let results: Vec<Result<()>> = files
+            .par_iter()
+            .zip(&planned)
+            .map(|(f, (tmp, target))| write(tmp, &(f.bytes)()).map_err(|e| Error::io(target, e)))
+            .collect();
+        results.into_iter().collect::<Result<()>>()
+    });
     if let Err(e) = outcome {
-        for (tmp, _) in &written {
+        // A partly written file is removed too; a file never begun is not there to remove.
+        for (tmp, _) in &planned {
             let _ = std::fs::remove_file(tmp);
         }
         for d in created.iter().rev() {
@@ -136,15 +156,15 @@ pub(crate) fn write_all_or_nothing_with(
         }
         return Err(e);
     }
-    for (i, (tmp, target)) in written.iter().enumerate() {
+    for (i, (tmp, target)) in planned.iter().enumerate() {
         // A rename within one folder needs no space; should it fail anyway, say what changed.
         if let Err(e) = std::fs::rename(tmp, target) {
-            for (t, _) in &written[i..] {
+            for (t, _) in &planned[i..] {
                 let _ = std::fs::remove_file(t);
             }
             return Err(Error::Io {
                 path: target.display().to_string(),
-                source: std::io::Error::new(e.kind(), format!("{e}; {i} of {} output files were already replaced", written.len())),
+                source: std::io::Error::new(e.kind(), format!("{e}; {i} of {} output files were already replaced", planned.len())),
             });
         }
     }
@@ -234,12 +254,13 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         write_all_or_nothing(&dir, &files("old", 2)).unwrap();
         let before = tree(&dir);
-        let count = std::cell::Cell::new(0);
+        let count = std::sync::atomic::AtomicUsize::new(0);
         for fail_at in 0..7 {
-            count.set(0);
+            count.store(0, std::sync::atomic::Ordering::Relaxed);
             let failing = |p: &Path, b: &[u8]| {
-                count.set(count.get() + 1);
-                if count.get() > fail_at {
+                // The files are written on several threads: which ones fail varies, not that
+                // the folder stays as it was.
+                if count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= fail_at {
                     // Half the bytes reach the disk, as when it fills up mid-file.
                     std::fs::write(p, &b[..b.len() / 2])?;
                     return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
