@@ -170,6 +170,50 @@ pub(crate) mod lex {
         std::fs::read(path).map_err(|e| Error::io(path, e))
     }
 
+    /// Bytes of a piece of [`read_pieces`].
+    const PIECE: usize = 1 << 20;
+
+    /// Feeds the file at `path` to `f` in pieces of about a MiB, each ending just after its last
+    /// byte for which `cut` holds (the last piece at the end of the file), through one buffer:
+    /// reading a large file then touches a piece's worth of fresh memory instead of the file's,
+    /// whose page faults cost more than parsing it did (docs/performance.md, "Reading").
+    /// `Ok(None)` once `f` gives up, or when a whole piece holds no byte to cut at.
+    pub fn read_pieces(path: &Path, cut: impl Fn(u8) -> bool, mut f: impl FnMut(&[u8]) -> Option<()>) -> Result<Option<()>> {
+        use std::io::Read;
+        let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let mut buf = vec![0u8; PIECE];
+        let mut held = 0;
+        loop {
+            if held == buf.len() {
+                return Ok(None);
+            }
+            let got = loop {
+                match file.read(&mut buf[held..]) {
+                    Ok(got) => break got,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(Error::io(path, e)),
+                }
+            };
+            if got == 0 {
+                return Ok(f(&buf[..held]));
+            }
+            held += got;
+            let Some(end) = buf[..held].iter().rposition(|&b| cut(b)).map(|at| at + 1) else {
+                continue;
+            };
+            if f(&buf[..end]).is_none() {
+                return Ok(None);
+            }
+            buf.copy_within(end..held, 0);
+            held -= end;
+        }
+    }
+
+    /// The size of the file at `path` in bytes, 0 where it cannot be told (a capacity hint).
+    pub fn file_len(path: &Path) -> usize {
+        std::fs::metadata(path).map_or(0, |m| m.len() as usize)
+    }
+
     /// Writes a whole file, mapping the OS error to [`Error::io`] on that path.
     pub fn write_file(path: &Path, bytes: &[u8]) -> Result<()> {
         std::fs::write(path, bytes).map_err(|e| Error::io(path, e))
@@ -284,65 +328,99 @@ pub(crate) mod fast {
     /// The weights of a Values file, every weight in [1, 2^31-1] and every non-empty line with as
     /// many tokens as the first, into `sink`. Returns (K, lines).
     pub fn values(buf: &[u8], sink: &mut impl Sink) -> Option<(usize, usize)> {
-        let (mut i, mut k, mut lines, mut room) = (0, 0, 0, 0);
-        let mut first = Vec::new();
-        while i < buf.len() {
-            skip_blanks(buf, &mut i);
-            let mut j = 0;
-            while buf.get(i).is_some_and(|&b| b != b'\n') {
-                let w = digits(buf, &mut i).filter(|&w| (1..=i32::MAX as u64).contains(&w))? as i32;
-                if k == 0 {
-                    first.push(w);
-                } else {
-                    if j == k || lines == room {
-                        return None;
-                    }
-                    sink.put(lines, j, w);
-                }
-                j += 1;
-                skip_blanks(buf, &mut i);
-            }
-            if j > 0 {
-                if k == 0 {
-                    k = j;
-                    room = sink.start(k);
-                    if room == 0 {
-                        return None;
-                    }
-                    for (jj, &w) in first.iter().enumerate() {
-                        sink.put(0, jj, w);
-                    }
-                } else if j != k {
-                    return None;
-                }
-                lines += 1;
-            }
-            i += 1; // the newline
-        }
-        Some((k, lines))
+        let mut v = Values::default();
+        v.feed(buf, sink)?;
+        Some((v.k, v.lines))
     }
 
-    /// `v x` records, v in [0, n) listed once, x read by `value` on v's line (after blanks).
-    /// Stores x at `out[v]`; requires all n vertices.
-    pub fn records<T: Copy>(buf: &[u8], out: &mut [T], mut value: impl FnMut(&[u8], &mut usize) -> Option<T>) -> Option<()> {
-        let n = out.len();
-        let mut seen = vec![false; n];
-        let (mut i, mut count) = (0, 0);
-        loop {
-            skip_space(buf, &mut i);
-            if i == buf.len() {
-                break;
+    /// [`values`] over a file fed in pieces of whole lines.
+    #[derive(Default)]
+    pub struct Values {
+        /// K (0 until the first non-empty line ends) and the non-empty lines read.
+        pub k: usize,
+        pub lines: usize,
+        room: usize,
+        first: Vec<i32>,
+    }
+
+    impl Values {
+        /// The next piece (whole lines, the last one perhaps without its newline).
+        pub fn feed(&mut self, buf: &[u8], sink: &mut impl Sink) -> Option<()> {
+            let mut i = 0;
+            while i < buf.len() {
+                skip_blanks(buf, &mut i);
+                let mut j = 0;
+                while buf.get(i).is_some_and(|&b| b != b'\n') {
+                    let w = digits(buf, &mut i).filter(|&w| (1..=i32::MAX as u64).contains(&w))? as i32;
+                    if self.k == 0 {
+                        self.first.push(w);
+                    } else {
+                        if j == self.k || self.lines == self.room {
+                            return None;
+                        }
+                        sink.put(self.lines, j, w);
+                    }
+                    j += 1;
+                    skip_blanks(buf, &mut i);
+                }
+                if j > 0 {
+                    if self.k == 0 {
+                        self.k = j;
+                        self.room = sink.start(j);
+                        if self.room == 0 {
+                            return None;
+                        }
+                        for (jj, &w) in self.first.iter().enumerate() {
+                            sink.put(0, jj, w);
+                        }
+                    } else if j != self.k {
+                        return None;
+                    }
+                    self.lines += 1;
+                }
+                i += 1; // the newline
             }
-            let v = digits(buf, &mut i).filter(|&v| (v as usize) < n)? as usize;
-            skip_blanks(buf, &mut i);
-            let x = value(buf, &mut i)?;
-            if std::mem::replace(&mut seen[v], true) {
-                return None;
-            }
-            out[v] = x;
-            count += 1;
+            Some(())
         }
-        (count == n).then_some(())
+    }
+
+    /// `v x` records, v in [0, n) listed once, x read on v's line (after blanks) and stored at
+    /// `out[v]`, from a file fed in pieces of whole lines; [`Records::complete`] once all n
+    /// vertices were listed.
+    pub struct Records {
+        seen: Vec<bool>,
+        count: usize,
+    }
+
+    impl Records {
+        pub fn new(n: usize) -> Self {
+            Records { seen: vec![false; n], count: 0 }
+        }
+
+        /// The next piece (whole lines, the last one perhaps without its newline).
+        pub fn feed<T: Copy>(&mut self, buf: &[u8], out: &mut [T], mut value: impl FnMut(&[u8], &mut usize) -> Option<T>) -> Option<()> {
+            let n = out.len();
+            let mut i = 0;
+            loop {
+                skip_space(buf, &mut i);
+                if i == buf.len() {
+                    return Some(());
+                }
+                let v = digits(buf, &mut i).filter(|&v| (v as usize) < n)? as usize;
+                skip_blanks(buf, &mut i);
+                let x = value(buf, &mut i)?;
+                if std::mem::replace(&mut self.seen[v], true) {
+                    return None;
+                }
+                out[v] = x;
+                self.count += 1;
+            }
+        }
+
+        /// Whether every vertex was listed.
+        pub fn complete(&self) -> bool {
+            self.count == self.seen.len()
+        }
     }
 }
 
@@ -558,10 +636,8 @@ impl fast::Sink for Columns {
 pub fn read_csr(prefix: &Path, k: Option<usize>) -> Result<Csr> {
     let [rp_path, ci_path, val_path] = triplet_paths(prefix);
     let fast = || -> Option<Csr> {
-        let buf = std::fs::read(&rp_path).ok()?;
-        let mut row_ptr = Vec::with_capacity(buf.len() / 4 + 1);
-        fast::ints(&buf, I32_MAX as u64, &mut row_ptr)?;
-        drop(buf);
+        let mut row_ptr = Vec::with_capacity(lex::file_len(&rp_path) / 4 + 1);
+        lex::read_pieces(&rp_path, lex::is_space, |piece| fast::ints(piece, I32_MAX as u64, &mut row_ptr)).ok()??;
         if row_ptr.len() < 2 || row_ptr[0] != 0 || row_ptr.windows(2).any(|w| w[1] < w[0]) {
             return None;
         }
@@ -569,16 +645,15 @@ pub fn read_csr(prefix: &Path, k: Option<usize>) -> Result<Csr> {
         let m = row_ptr[n] as usize;
         let (col_ind, values) = std::thread::scope(|s| {
             let ci = s.spawn(|| {
-                let buf = std::fs::read(&ci_path).ok()?;
                 let mut col = Vec::with_capacity(m);
-                fast::ints(&buf, n as u64 - 1, &mut col)?;
+                lex::read_pieces(&ci_path, lex::is_space, |piece| fast::ints(piece, n as u64 - 1, &mut col)).ok()??;
                 (col.len() == m).then_some(col)
             });
             let values = (|| {
-                let buf = std::fs::read(&val_path).ok()?;
                 let mut sink = Columns { m, cols: Vec::new() };
-                let (kv, lines) = fast::values(&buf, &mut sink)?;
-                (lines == m).then_some((kv, sink.cols))
+                let mut v = fast::Values::default();
+                lex::read_pieces(&val_path, |b| b == b'\n', |piece| v.feed(piece, &mut sink)).ok()??;
+                (v.lines == m).then_some((v.k, sink.cols))
             })();
             (ci.join().ok().flatten(), values)
         });
@@ -736,6 +811,45 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("dyng-csr-{}-{name}", std::process::id()));
         std::fs::create_dir_all(&dir).ok();
         (dir.join("g"), dir)
+    }
+
+    /// Pieces end at a cut byte whatever the file's length; every byte is fed once, in order;
+    /// a piece without a cut byte gives up.
+    #[test]
+    fn a_file_read_in_pieces_is_fed_whole_lines_in_order() {
+        let (_, dir) = tmp_prefix("pieces");
+        let path = dir.join("lines.txt");
+        // Lines of varied length past three pieces, the last one without its newline.
+        let mut text = Vec::new();
+        let mut i = 0u64;
+        while text.len() < 3 * (1 << 20) + 12_345 {
+            text.extend_from_slice(format!("{i} {}\n", i * i % 1_000_003).as_bytes());
+            i += 1;
+        }
+        text.extend_from_slice(b"7 8");
+        std::fs::write(&path, &text).unwrap();
+        let mut fed = Vec::new();
+        let mut pieces = 0;
+        let read = lex::read_pieces(&path, |b| b == b'\n', |piece| {
+            assert!(piece.is_empty() || piece.ends_with(b"\n") || fed.len() + piece.len() == text.len());
+            fed.extend_from_slice(piece);
+            pieces += 1;
+            Some(())
+        });
+        assert_eq!(read.unwrap(), Some(()));
+        assert!(pieces >= 4, "{pieces} pieces");
+        assert_eq!(fed, text);
+        // A token longer than a piece: no byte to cut at.
+        std::fs::write(&path, vec![b'9'; (1 << 20) + 10]).unwrap();
+        assert_eq!(lex::read_pieces(&path, lex::is_space, |_| Some(())).unwrap(), None);
+        // Giving up stops the reading; a missing file is an error naming it.
+        std::fs::write(&path, &text).unwrap();
+        let mut calls = 0;
+        assert_eq!(lex::read_pieces(&path, |b| b == b'\n', |_| { calls += 1; None }).unwrap(), None);
+        assert_eq!(calls, 1);
+        let e = lex::read_pieces(&dir.join("none.txt"), lex::is_space, |_| Some(())).unwrap_err();
+        assert!(e.to_string().contains("none.txt"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     fn write3(prefix: &Path, rp: &str, ci: &str, val: &str) {

@@ -36,12 +36,16 @@ fn read_records<T: Copy>(
     fast_value: impl FnMut(&[u8], &mut usize) -> Option<T>,
     value: impl Fn(&[u8]) -> std::result::Result<T, String>,
 ) -> Result<Vec<T>> {
-    let buf = lex::read_file(path)?;
     let file = kind.file();
     let mut out = vec![fill; n];
-    if fast::records(&buf, &mut out, fast_value).is_some() {
+    let mut records = fast::Records::new(n);
+    let mut fast_value = fast_value;
+    let read = lex::read_pieces(path, |b| b == b'\n', |piece| records.feed(piece, &mut out, &mut fast_value))?;
+    if read.is_some() && records.complete() {
         return Ok(out);
     }
+    drop(records);
+    let buf = lex::read_file(path)?;
     out.fill(fill);
     let mut seen = vec![false; n];
     let mut count = 0usize;
