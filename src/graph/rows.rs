@@ -204,32 +204,36 @@ impl SlackRows {
     /// The rows of a compact CSR (`row_ptr`, heads, objective-major weights), with room at the end
     /// for rows that will move.
     pub(crate) fn from_compact(n: usize, k: usize, row_ptr: &[i32], heads: Vec<i32>, weights: &[i32]) -> Self {
-        let mut s = SlackRows { n, k, ..Default::default() };
-        s.bounds = Vec::with_capacity(2 * n);
-        for u in 0..n {
-            s.bounds.extend_from_slice(&row_ptr[u..u + 2]);
-        }
         let m = heads.len();
-        s.edges = m;
-        s.used = m;
-        s.slots = Self::slots_for(m, 0);
-        s.heads = heads;
+        let slots = Self::slots_for(m, 0);
+        let mut heads = heads;
         // Exactly: a plain resize past the capacity doubles it (a CSR's heads, taken over, are
         // full), which left the rows holding twice the heads they need.
-        s.heads.reserve_exact(s.slots.saturating_sub(s.heads.len()));
-        s.heads.resize(s.slots, FREE);
-        if s.heads.capacity() > s.slots + s.slots / 4 {
-            s.heads.shrink_to_fit();
+        heads.reserve_exact(slots.saturating_sub(heads.len()));
+        heads.resize(slots, FREE);
+        if heads.capacity() > slots + slots / 4 {
+            heads.shrink_to_fit();
         }
-        s.weights = (0..k)
+        let weights = (0..k)
             .map(|j| {
-                let mut c = Vec::with_capacity(s.slots);
+                let mut c = Vec::with_capacity(slots);
                 c.extend_from_slice(&weights[j * m..(j + 1) * m]);
-                c.resize(s.slots, 0);
+                c.resize(slots, 0);
                 c
             })
             .collect();
-        s
+        Self::assemble(n, k, row_ptr, m, heads, weights)
+    }
+
+    /// The rows of `row_ptr` over `heads` and `weights`, each `slots_for(m, 0)` long: m edges in
+    /// their first m slots, room after them.
+    fn assemble(n: usize, k: usize, row_ptr: &[i32], m: usize, heads: Vec<i32>, weights: Vec<Vec<i32>>) -> Self {
+        let mut bounds = Vec::with_capacity(2 * n);
+        for u in 0..n {
+            bounds.extend_from_slice(&row_ptr[u..u + 2]);
+        }
+        debug_assert!(weights.len() == k && weights.iter().all(|c| c.len() == heads.len()));
+        SlackRows { n, k, bounds, edges: m, used: m, slots: heads.len(), heads, weights, ..Default::default() }
     }
 
     /// The reverse rows of `rows`: row v lists the tails u of the edges u -> v with their weights,
@@ -247,9 +251,13 @@ impl SlackRows {
         }
         // Each edge's slot in the reverse rows, placed by a cursor per row (`cursor[v]`); each
         // weight column is then placed in a pass of its own (K + 1 scattered write streams at
-        // once measured slower).
+        // once measured slower). They are placed in arrays of the rows' full length at once
+        // (zeroed by the system, so the room stays untouched): a compact copy first, moved into
+        // longer arrays after, had twice the pages to fault in.
+        let slots = Self::slots_for(m, 0);
         let mut cursor = row_ptr[..n].to_vec();
-        let mut tails = vec![0i32; m];
+        let mut tails = vec![0i32; slots];
+        tails[m..].fill(FREE);
         let mut slot_of = Vec::with_capacity(m);
         for u in 0..n {
             for &v in &rows.heads()[rows.row(u)] {
@@ -259,18 +267,21 @@ impl SlackRows {
                 *s += 1;
             }
         }
-        let mut weights = vec![0i32; m * k];
-        for j in 0..k {
-            let (col, out) = (rows.column(j), &mut weights[j * m..(j + 1) * m]);
-            let mut e = 0;
-            for u in 0..n {
-                for &w in &col[rows.row(u)] {
-                    out[slot_of[e] as usize] = w;
-                    e += 1;
+        let weights = (0..k)
+            .map(|j| {
+                let col = rows.column(j);
+                let mut out = vec![0i32; slots];
+                let mut e = 0;
+                for u in 0..n {
+                    for &w in &col[rows.row(u)] {
+                        out[slot_of[e] as usize] = w;
+                        e += 1;
+                    }
                 }
-            }
-        }
-        SlackRows { fresh: true, ..Self::from_compact(n, k, &row_ptr, tails, &weights) }
+                out
+            })
+            .collect();
+        SlackRows { fresh: true, ..Self::assemble(n, k, &row_ptr, m, tails, weights) }
     }
 
     /// Built since the last commit.
