@@ -95,7 +95,7 @@ impl Graph {
         let (n, k) = (csr.n(), csr.k());
         let (row_ptr, col_ind, weights, facts) = csr.into_parts();
         Graph {
-            out: SlackRows::from_compact(n, k, &row_ptr, col_ind, &weights),
+            out: SlackRows::from_compact(n, k, &row_ptr, col_ind, weights),
             in_rows: OnceLock::new(),
             facts,
             id: NEXT_GRAPH_ID.fetch_add(1, Ordering::Relaxed),

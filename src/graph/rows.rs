@@ -202,19 +202,23 @@ pub(crate) struct SlackRows {
 
 impl SlackRows {
     /// The rows of a compact CSR (`row_ptr`, heads, objective-major weights), with room at the end
-    /// for rows that will move.
-    pub(crate) fn from_compact(n: usize, k: usize, row_ptr: &[i32], heads: Vec<i32>, weights: &[i32]) -> Self {
+    /// for rows that will move. The heads and the first weight column keep the CSR's arrays.
+    pub(crate) fn from_compact(n: usize, k: usize, row_ptr: &[i32], heads: Vec<i32>, weights: Vec<i32>) -> Self {
         let m = heads.len();
         let slots = Self::slots_for(m, 0);
-        let mut heads = heads;
-        // Exactly: a plain resize past the capacity doubles it (a CSR's heads, taken over, are
+        // Exactly: a plain resize past the capacity doubles it (a CSR's arrays, taken over, are
         // full), which left the rows holding twice the heads they need.
-        heads.reserve_exact(slots.saturating_sub(heads.len()));
-        heads.resize(slots, FREE);
-        if heads.capacity() > slots + slots / 4 {
-            heads.shrink_to_fit();
-        }
-        let weights = (0..k)
+        let fit = |mut v: Vec<i32>, len: usize, room: i32| {
+            v.truncate(len);
+            v.reserve_exact(slots.saturating_sub(len));
+            v.resize(slots, room);
+            if v.capacity() > slots + slots / 4 {
+                v.shrink_to_fit();
+            }
+            v
+        };
+        let heads = fit(heads, m, FREE);
+        let mut columns: Vec<Vec<i32>> = (1..k)
             .map(|j| {
                 let mut c = Vec::with_capacity(slots);
                 c.extend_from_slice(&weights[j * m..(j + 1) * m]);
@@ -222,7 +226,12 @@ impl SlackRows {
                 c
             })
             .collect();
-        Self::assemble(n, k, row_ptr, m, heads, weights)
+        // Column 0 is the front of the CSR's array: cut to it (a large block shrinks in place),
+        // its pages are not written again.
+        if k > 0 {
+            columns.insert(0, fit(weights, m, 0));
+        }
+        Self::assemble(n, k, row_ptr, m, heads, columns)
     }
 
     /// The rows of `row_ptr` over `heads` and `weights`, each `slots_for(m, 0)` long: m edges in
@@ -651,7 +660,7 @@ mod tests {
 
     fn sample() -> SlackRows {
         // Rows 0: [1, 2], 1: [], 2: [0, 0, 1]; K = 2.
-        SlackRows::from_compact(3, 2, &[0, 2, 2, 5], vec![1, 2, 0, 0, 1], &[1, 2, 3, 4, 5, 10, 20, 30, 40, 50])
+        SlackRows::from_compact(3, 2, &[0, 2, 2, 5], vec![1, 2, 0, 0, 1], vec![1, 2, 3, 4, 5, 10, 20, 30, 40, 50])
     }
 
     #[test]
@@ -713,7 +722,7 @@ mod tests {
             row_ptr.push(heads.len() as i32);
         }
         let weights: Vec<i32> = (1..=heads.len() as i32).collect();
-        let mut s = SlackRows::from_compact(n, 1, &row_ptr, heads, &weights);
+        let mut s = SlackRows::from_compact(n, 1, &row_ptr, heads, weights.clone());
         for _ in 0..3 {
             let e = s.row(5).start;
             s.remove(5, e); // row 5 empties, leaving three slots of slack
