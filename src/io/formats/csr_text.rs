@@ -176,7 +176,7 @@ pub(crate) mod lex {
     /// Feeds the file at `path` to `f` in pieces of about a MiB, each ending just after its last
     /// byte for which `cut` holds (the last piece at the end of the file), through one buffer:
     /// reading a large file then touches a piece's worth of fresh memory instead of the file's,
-    /// whose page faults cost more than parsing it did (docs/performance.md, "Reading").
+    /// whose page faults cost more than parsing it did (docs/performance.md, "The machine").
     /// `Ok(None)` once `f` gives up, or when a whole piece holds no byte to cut at.
     pub fn read_pieces(path: &Path, cut: impl Fn(u8) -> bool, mut f: impl FnMut(&[u8]) -> Option<()>) -> Result<Option<()>> {
         use std::io::Read;
