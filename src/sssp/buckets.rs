@@ -317,12 +317,23 @@ pub(super) fn bucket_search<E: Exec>(
         let mut pos = ring.first[at].load(Relaxed) as usize * BLOCK;
         ring.clear(at);
         ask_bucket(&ring, &out, ws, pos, tail);
+        let mut drained = 0;
         while pos != tail {
             if pos % BLOCK == BLOCK - 1 {
                 let link = ring.pool.at(pos).load(Relaxed) as usize;
                 ring.release(pos / BLOCK);
                 pos = link * BLOCK;
                 continue;
+            }
+            // A large bucket (a wide repair's, or the combined graph's with its weights of 1 to
+            // K: 170 entries on average on the 1000^2 grid) has the words and row bounds of its
+            // next entries asked for as it drains, half a batch before the last batch runs out
+            // (all three stages at once stalled on the bounds they read).
+            drained += 1;
+            if drained % ASK_FIRST == ASK_FIRST / 2 {
+                for u in ring.entries(pos, tail).skip(ASK_FIRST / 2).take(ASK_FIRST) {
+                    ask_word_and_row(&out, &ws.packed, u);
+                }
             }
             let u = ring.pool.at(pos).load(Relaxed) as usize;
             let wu = ws.packed[u].load(Relaxed);
@@ -382,8 +393,8 @@ const ASK_FIRST: usize = 32;
 
 /// Asks for what draining a bucket from pool position `pos` reads, for its first entries, each
 /// stage of `prefetch::ask_expansion` over them all before the next, so that their misses
-/// overlap: a bucket holds too few entries for a lookahead inside the drain (static solves: 25
-/// per bucket on the 1000^2 grid, 5.5 on usroads).
+/// overlap: most buckets hold too few entries for a lookahead inside the drain (static solves:
+/// 25 per bucket on the 1000^2 grid, 5.5 on usroads).
 fn ask_bucket(ring: &Ring<'_>, out: &OutView<'_>, ws: &Workspace, pos: usize, tail: usize) {
     let entries = || ring.entries(pos, tail).take(ASK_FIRST);
     for u in entries() {
