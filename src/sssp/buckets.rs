@@ -326,13 +326,18 @@ pub(super) fn bucket_search<E: Exec>(
                 continue;
             }
             // A large bucket (a wide repair's, or the combined graph's with its weights of 1 to
-            // K: 170 entries on average on the 1000^2 grid) has the words and row bounds of its
-            // next entries asked for as it drains, half a batch before the last batch runs out
-            // (all three stages at once stalled on the bounds they read).
+            // K: 170 entries on average on the 1000^2 grid) is asked for as it drains, a stage at
+            // a time: the words and row bounds of the next 32 entries half a batch before the
+            // last batch runs out, their rows half a batch later, once the bounds are in (all
+            // stages at once stalled on the bounds they read).
             drained += 1;
             if drained % ASK_FIRST == ASK_FIRST / 2 {
                 for u in ring.entries(pos, tail).skip(ASK_FIRST / 2).take(ASK_FIRST) {
                     ask_word_and_row(&out, &ws.packed, u);
+                }
+            } else if drained % ASK_FIRST == 0 {
+                for u in ring.entries(pos, tail).take(ASK_FIRST) {
+                    ask_row(&out, u);
                 }
             }
             let u = ring.pool.at(pos).load(Relaxed) as usize;
