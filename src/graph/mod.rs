@@ -36,11 +36,17 @@ static NEXT_GRAPH_ID: AtomicU64 = AtomicU64::new(1);
 /// graph growing by a few edges a batch does not reallocate every batch.
 #[inline]
 pub(crate) fn resize_for_overwrite<T: Copy + Default>(v: &mut Vec<T>, len: usize) -> bool {
+    resize_for_overwrite_with_room(v, len, len / 32)
+}
+
+/// [`resize_for_overwrite`] taking `room` more entries than `len` when it allocates.
+#[inline]
+pub(crate) fn resize_for_overwrite_with_room<T: Copy + Default>(v: &mut Vec<T>, len: usize, room: usize) -> bool {
     let grows = v.capacity() < len;
     if grows {
         // Zeroed by the system (calloc): untouched until written, by whichever threads write.
         *v = Vec::new();
-        *v = vec![T::default(); len + len / 32];
+        *v = vec![T::default(); len + room];
         v.truncate(len);
     } else {
         v.resize(len, T::default());

@@ -23,7 +23,7 @@
 //!   many unused slots as live ones the next update builds the graph afresh. Row order does not
 //!   change a tree: ties go to the lowest id.
 
-use crate::graph::{resize_for_overwrite, MAX_OBJECTIVES};
+use crate::graph::{resize_for_overwrite, resize_for_overwrite_with_room, MAX_OBJECTIVES};
 use crate::sssp::exec::Exec;
 use crate::sssp::run::atomic_i32;
 use std::sync::atomic::{AtomicI32, AtomicI64, AtomicUsize, Ordering::Relaxed};
@@ -252,11 +252,7 @@ impl CombinedGraph {
         // Room for rows that move, so that a stream of updates seldom reallocates. Every slot up
         // to `total` is written below; slots past a row's end are never read.
         for a in [&mut self.col, &mut self.w] {
-            if a.capacity() < total {
-                // Zeroed by the system (untouched until written, on the threads that write).
-                *a = vec![0; total + total / 4];
-            }
-            a.resize(total, 0);
+            resize_for_overwrite_with_room(a, total, total / 4);
         }
         {
             let (col, w, cursor) = (atomic_i32(&mut self.col), atomic_i32(&mut self.w), atomic_i32(&mut self.cap));

@@ -33,13 +33,12 @@ fn read_records<T: Copy>(
     n: usize,
     kind: Kind,
     fill: T,
-    fast_value: impl FnMut(&[u8], &mut usize) -> Option<T>,
+    mut fast_value: impl FnMut(&[u8], &mut usize) -> Option<T>,
     value: impl Fn(&[u8]) -> std::result::Result<T, String>,
 ) -> Result<Vec<T>> {
     let file = kind.file();
     let mut out = vec![fill; n];
     let mut records = fast::Records::new(n);
-    let mut fast_value = fast_value;
     let read = lex::read_pieces(path, |b| b == b'\n', |piece| records.feed(piece, &mut out, &mut fast_value))?;
     if read.is_some() && records.complete() {
         return Ok(out);
