@@ -5,7 +5,7 @@
 //! on its own thread, all or nothing ([`write_all_or_nothing`]): a run that fails while writing
 //! (a full disk) leaves the output folder as it was.
 
-use crate::io::formats::trees::{format_costs, format_distances, format_parents};
+use crate::io::formats::trees::Text;
 use crate::error::{Error, Result};
 use crate::mosp::MospResult;
 use rayon::prelude::*;
@@ -44,33 +44,57 @@ pub fn mosp_output_files(m: &MospResult) -> Vec<(PathBuf, Vec<u8>)> {
     output_files(&MospArrays::of(m))
 }
 
-/// One output file: its path under the output folder and what makes its bytes.
+/// What an output file holds: a text made as it is written, or bytes made before.
+pub(crate) enum Contents<'a> {
+    Text(Text<'a>),
+    Bytes(&'a [u8]),
+}
+
+impl Contents<'_> {
+    /// Writes the contents to `out` (a text in pieces, never held whole).
+    fn write_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match self {
+            Contents::Text(t) => t.write_to(out),
+            Contents::Bytes(b) => out.write_all(b),
+        }
+    }
+
+    /// The whole bytes.
+    pub(crate) fn bytes(&self) -> Cow<'_, [u8]> {
+        match self {
+            Contents::Text(t) => t.bytes().into(),
+            Contents::Bytes(b) => Cow::Borrowed(b),
+        }
+    }
+}
+
+/// One output file: its path under the output folder and its contents.
 struct OutputFile<'a> {
     rel: PathBuf,
-    bytes: Box<dyn Fn() -> Cow<'a, [u8]> + Sync + 'a>,
+    contents: Contents<'a>,
 }
 
 /// The output files of a run, each formatted when it is written.
 fn jobs<'a>(a: &'a MospArrays<'a>) -> Vec<OutputFile<'a>> {
     let mut jobs: Vec<OutputFile<'a>> = Vec::new();
-    let mut push = |rel: PathBuf, bytes: Box<dyn Fn() -> Cow<'a, [u8]> + Sync + 'a>| jobs.push(OutputFile { rel, bytes });
+    let mut push = |rel: PathBuf, text: Text<'a>| jobs.push(OutputFile { rel, contents: Contents::Text(text) });
     for (j, &(d, p)) in a.trees.iter().enumerate() {
         let dir = PathBuf::from(format!("obj{j}"));
-        push(dir.join("distancesUpdated.txt"), Box::new(move || format_distances(d).into()));
-        push(dir.join("SSSPTreeUpdated.txt"), Box::new(move || format_parents(p).into()));
+        push(dir.join("distancesUpdated.txt"), Text::Distances(d));
+        push(dir.join("SSSPTreeUpdated.txt"), Text::Parents(p));
     }
     let comb = PathBuf::from("combinedGraph");
     let (cd, cp) = (a.combined_distances, a.combined_parents);
-    push(comb.join("distancesCsr.txt"), Box::new(move || format_distances(cd).into()));
-    push(comb.join("SSSPTreeCsr.txt"), Box::new(move || format_parents(cp).into()));
+    push(comb.join("distancesCsr.txt"), Text::Distances(cd));
+    push(comb.join("SSSPTreeCsr.txt"), Text::Parents(cp));
     let (n, kg, costs) = (cd.len(), a.graph_k, a.path_costs);
-    push(comb.join("mospCosts.txt"), Box::new(move || format_costs(n, kg, costs).into()));
+    push(comb.join("mospCosts.txt"), Text::Costs { n, kg, costs });
     jobs
 }
 
 /// Every output file of a run, as (relative path, bytes), formatted in parallel.
 pub fn output_files(a: &MospArrays<'_>) -> Vec<(PathBuf, Vec<u8>)> {
-    jobs(a).par_iter().map(|f| (f.rel.clone(), (f.bytes)().into_owned())).collect()
+    jobs(a).par_iter().map(|f| (f.rel.clone(), f.contents.bytes().into_owned())).collect()
 }
 
 /// Writes every output file of `m` under `dir`.
@@ -81,7 +105,7 @@ pub fn write_mosp_outputs(dir: &Path, m: &MospResult) -> Result<()> {
 /// Writes every output file of a run under `dir`, all or nothing; each file is formatted and
 /// written on its own thread of the pool (as the originals write theirs concurrently), so the
 /// formatting of one overlaps the writing of another and no more than the files in flight are
-/// held in memory.
+/// held in memory (a file is formatted and written in pieces of 1 MiB).
 pub fn write_outputs(dir: &Path, a: &MospArrays<'_>) -> Result<()> {
     write_jobs(dir, &jobs(a), &write_file)
 }
@@ -95,12 +119,11 @@ pub fn write_all_or_nothing(dir: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<
     write_all_or_nothing_with(dir, files, &write_file)
 }
 
-/// Creates `path`, writes `bytes` and closes it, reporting a failed close.
-fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
+/// Creates `path`, writes `contents` and closes it, reporting a failed close.
+fn write_file(path: &Path, contents: &Contents<'_>) -> std::io::Result<()> {
     use std::os::fd::IntoRawFd;
     let mut f = std::fs::File::create(path)?;
-    f.write_all(bytes)?;
+    contents.write_to(&mut f)?;
     // A network file system may report a failed write only when the file is closed, which
     // dropping `f` would ignore. (No fsync: it doubled the golden CLI runs' time, 9.8 ->
     // 16.9 s, for a durability across power loss that the originals never had.)
@@ -113,13 +136,13 @@ fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// A file's writer (tests inject failures with it).
-type Writer<'w> = &'w (dyn Fn(&Path, &[u8]) -> std::io::Result<()> + Sync);
+type Writer<'w> = &'w (dyn Fn(&Path, &Contents<'_>) -> std::io::Result<()> + Sync);
 
 /// [`write_all_or_nothing`] with the writer of one file given.
 pub(crate) fn write_all_or_nothing_with(dir: &Path, files: &[(PathBuf, Vec<u8>)], write: Writer<'_>) -> Result<()> {
     let jobs: Vec<OutputFile<'_>> = files
         .iter()
-        .map(|(rel, bytes)| OutputFile { rel: rel.clone(), bytes: Box::new(move || Cow::Borrowed(&bytes[..])) })
+        .map(|(rel, bytes)| OutputFile { rel: rel.clone(), contents: Contents::Bytes(bytes) })
         .collect();
     write_jobs(dir, &jobs, write)
 }
@@ -142,7 +165,7 @@ fn write_jobs(dir: &Path, files: &[OutputFile<'_>], write: Writer<'_>) -> Result
         let results: Vec<Result<()>> = files
             .par_iter()
             .zip(&planned)
-            .map(|(f, (tmp, target))| write(tmp, &(f.bytes)()).map_err(|e| Error::io(target, e)))
+            .map(|(f, (tmp, target))| write(tmp, &f.contents).map_err(|e| Error::io(target, e)))
             .collect();
         results.into_iter().collect::<Result<()>>()
     });
@@ -257,7 +280,8 @@ mod tests {
         let count = std::sync::atomic::AtomicUsize::new(0);
         for fail_at in 0..7 {
             count.store(0, std::sync::atomic::Ordering::Relaxed);
-            let failing = |p: &Path, b: &[u8]| {
+            let failing = |p: &Path, c: &Contents<'_>| {
+                let b = c.bytes();
                 // The files are written on several threads: which ones fail varies, not that
                 // the folder stays as it was.
                 if count.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= fail_at {
@@ -265,7 +289,7 @@ mod tests {
                     std::fs::write(p, &b[..b.len() / 2])?;
                     return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
                 }
-                std::fs::write(p, b)
+                std::fs::write(p, &b)
             };
             // Three objectives now: obj2 is a new folder.
             let e = write_all_or_nothing_with(&dir, &files("new", 3), &failing).unwrap_err();

@@ -1,8 +1,8 @@
 //! Distance, parent (SSSP tree) and MOSP cost files (spec 1.6).
 //!
 //! Readers take records `v x` separated by any whitespace, with v and x on one line, and require every
-//! vertex exactly once. Writers build the exact bytes in one buffer with hand-written integer
-//! formatting, because these files have millions of lines.
+//! vertex exactly once. Writers make the exact bytes line by line with hand-written integer
+//! formatting, because these files have millions of lines, and write them in pieces.
 
 use std::path::Path;
 
@@ -137,58 +137,125 @@ fn push_distance(out: &mut Vec<u8>, d: i64) {
     }
 }
 
-/// The exact bytes of a distances file: `v d\n` or `v INF\n` for v = 0..n-1.
-pub fn format_distances(d: &[i64]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(d.len() * 16);
-    for (v, &x) in d.iter().enumerate() {
-        lex::push_i64(&mut out, v as i64);
-        out.push(b' ');
-        push_distance(&mut out, x);
-        out.push(b'\n');
-    }
-    out
+/// Bytes a file is written in: a writer formats this much, hands it on and reuses its buffer, so
+/// that a file's text is never held whole (its fresh pages cost more than the formatting).
+const PIECE: usize = 1 << 20;
+
+/// The text of a distances, SSSP tree or MOSP costs file, made one line per vertex.
+#[derive(Clone, Copy)]
+pub enum Text<'a> {
+    /// `v d\n` or `v INF\n` for v = 0..n-1.
+    Distances(&'a [i64]),
+    /// `v p\n` for v = 0..n-1.
+    Parents(&'a [i32]),
+    /// `v c1 .. cKG\n` from vertex-major `costs[v*kg + j]`, with `INF` for every cost >=
+    /// DISTANCE_INF/2 and for an entry beyond `costs.len()` ([`write_costs`] rejects such a short
+    /// array first).
+    Costs {
+        /// Vertices (lines).
+        n: usize,
+        /// Costs per vertex.
+        kg: usize,
+        /// n x kg costs.
+        costs: &'a [i64],
+    },
 }
 
-/// The exact bytes of an SSSP tree file: `v p\n` for v = 0..n-1.
-pub fn format_parents(p: &[i32]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(p.len() * 14);
-    for (v, &x) in p.iter().enumerate() {
-        lex::push_i64(&mut out, v as i64);
-        out.push(b' ');
-        lex::push_i64(&mut out, i64::from(x));
-        out.push(b'\n');
+impl Text<'_> {
+    fn lines(&self) -> usize {
+        match *self {
+            Text::Distances(d) => d.len(),
+            Text::Parents(p) => p.len(),
+            Text::Costs { n, .. } => n,
+        }
     }
-    out
-}
 
-/// The exact bytes of `mospCosts.txt`: `v c1 .. cKG\n` from vertex-major `costs[v*kg + j]`, with
-/// `INF` for every cost >= DISTANCE_INF/2. An entry beyond `costs.len()` is written as `INF`
-/// ([`write_costs`] rejects such a short array before formatting).
-pub fn format_costs(n: usize, kg: usize, costs: &[i64]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(n * (8 + 8 * kg));
-    for v in 0..n {
-        lex::push_i64(&mut out, v as i64);
-        for j in 0..kg {
-            out.push(b' ');
-            let c = v.checked_mul(kg).and_then(|i| costs.get(i + j)).copied();
-            push_distance(&mut out, c.unwrap_or(DISTANCE_INF));
+    /// About the bytes of the whole text.
+    fn size_hint(&self) -> usize {
+        match *self {
+            Text::Distances(d) => d.len() * 16,
+            Text::Parents(p) => p.len() * 14,
+            Text::Costs { n, kg, .. } => n * (8 + 8 * kg),
+        }
+    }
+
+    fn line(&self, out: &mut Vec<u8>, v: usize) {
+        lex::push_i64(out, v as i64);
+        match *self {
+            Text::Distances(d) => {
+                out.push(b' ');
+                push_distance(out, d[v]);
+            }
+            Text::Parents(p) => {
+                out.push(b' ');
+                lex::push_i64(out, i64::from(p[v]));
+            }
+            Text::Costs { kg, costs, .. } => {
+                for j in 0..kg {
+                    out.push(b' ');
+                    let c = v.checked_mul(kg).and_then(|i| costs.get(i + j)).copied();
+                    push_distance(out, c.unwrap_or(DISTANCE_INF));
+                }
+            }
         }
         out.push(b'\n');
     }
-    out
+
+    /// The exact bytes, whole.
+    pub fn bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.size_hint());
+        for v in 0..self.lines() {
+            self.line(&mut out, v);
+        }
+        out
+    }
+
+    /// Writes the exact bytes to `out` in pieces of about [`PIECE`] bytes.
+    pub fn write_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut buf = Vec::with_capacity(PIECE.min(self.size_hint()) + 512);
+        for v in 0..self.lines() {
+            self.line(&mut buf, v);
+            if buf.len() >= PIECE {
+                out.write_all(&buf)?;
+                buf.clear();
+            }
+        }
+        out.write_all(&buf)
+    }
+
+    /// Writes the text to a new file at `path` (replacing one there).
+    pub fn write_file(&self, path: &Path) -> Result<()> {
+        let mut f = std::fs::File::create(path).map_err(|e| Error::io(path, e))?;
+        self.write_to(&mut f).map_err(|e| Error::io(path, e))
+    }
 }
 
-/// Writes a distances file (see [`format_distances`]).
+/// The exact bytes of a distances file ([`Text::Distances`]).
+pub fn format_distances(d: &[i64]) -> Vec<u8> {
+    Text::Distances(d).bytes()
+}
+
+/// The exact bytes of an SSSP tree file ([`Text::Parents`]).
+pub fn format_parents(p: &[i32]) -> Vec<u8> {
+    Text::Parents(p).bytes()
+}
+
+/// The exact bytes of `mospCosts.txt` ([`Text::Costs`]).
+pub fn format_costs(n: usize, kg: usize, costs: &[i64]) -> Vec<u8> {
+    Text::Costs { n, kg, costs }.bytes()
+}
+
+/// Writes a distances file (see [`Text::Distances`]).
 pub fn write_distances(path: &Path, d: &[i64]) -> Result<()> {
-    lex::write_file(path, &format_distances(d))
+    Text::Distances(d).write_file(path)
 }
 
-/// Writes an SSSP tree file (see [`format_parents`]).
+/// Writes an SSSP tree file (see [`Text::Parents`]).
 pub fn write_parents(path: &Path, p: &[i32]) -> Result<()> {
-    lex::write_file(path, &format_parents(p))
+    Text::Parents(p).write_file(path)
 }
 
-/// Writes `mospCosts.txt` (see [`format_costs`]); `costs` must hold exactly `n * kg` values.
+/// Writes `mospCosts.txt` (see [`Text::Costs`]); `costs` must hold exactly `n * kg` values.
 pub fn write_costs(path: &Path, n: usize, kg: usize, costs: &[i64]) -> Result<()> {
     if n.checked_mul(kg) != Some(costs.len()) {
         return Err(Error::invalid(format!(
@@ -196,7 +263,7 @@ pub fn write_costs(path: &Path, n: usize, kg: usize, costs: &[i64]) -> Result<()
             costs.len()
         )));
     }
-    lex::write_file(path, &format_costs(n, kg, costs))
+    Text::Costs { n, kg, costs }.write_file(path)
 }
 
 #[cfg(test)]
@@ -245,6 +312,37 @@ mod tests {
         );
         assert_eq!(format_costs(1, 0, &[]), b"0\n".to_vec());
         assert!(format_distances(&[]).is_empty());
+    }
+
+    /// A text longer than a piece is written in several pieces whose bytes are the whole text's,
+    /// and a failing write stops it with that error.
+    #[test]
+    fn texts_are_written_in_pieces() {
+        struct Pieces(Vec<Vec<u8>>, usize);
+        impl std::io::Write for Pieces {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                if self.0.len() == self.1 {
+                    return Err(std::io::Error::from_raw_os_error(libc::ENOSPC));
+                }
+                self.0.push(b.to_vec());
+                Ok(b.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let d: Vec<i64> = (0..300_000).map(|v| if v % 7 == 0 { DISTANCE_INF } else { v * 1_000_003 }).collect();
+        let costs: Vec<i64> = d.iter().flat_map(|&x| [x, 3]).collect();
+        for text in [Text::Distances(&d), Text::Costs { n: d.len(), kg: 2, costs: &costs }] {
+            let whole = text.bytes();
+            assert!(whole.len() > 2 * PIECE);
+            let mut out = Pieces(Vec::new(), usize::MAX);
+            text.write_to(&mut out).unwrap();
+            assert!(out.0.len() >= 3 && out.0.iter().all(|p| p.len() <= PIECE + 512));
+            assert_eq!(out.0.concat(), whole);
+            let e = text.write_to(&mut Pieces(Vec::new(), 1)).unwrap_err();
+            assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
+        }
     }
 
     #[test]
