@@ -128,12 +128,13 @@ pub fn read_parents(path: &Path, n: usize) -> Result<Vec<i32>> {
     })
 }
 
-/// Appends `d`, or `INF` when it is not finite (d >= DISTANCE_INF/2).
-fn push_distance(out: &mut Vec<u8>, d: i64) {
+/// Puts `d`, or `INF` when it is not finite (d >= DISTANCE_INF/2).
+#[inline]
+fn put_distance(out: &mut lex::Block, d: i64) {
     if d >= DISTANCE_INF / 2 {
-        out.extend_from_slice(b"INF");
+        out.put(b"INF");
     } else {
-        lex::push_i64(out, d);
+        out.int(d);
     }
 }
 
@@ -170,6 +171,15 @@ impl Text<'_> {
         }
     }
 
+    /// The most bytes of one line.
+    fn longest_line(&self) -> usize {
+        let values = match *self {
+            Text::Costs { kg, .. } => 1 + kg,
+            _ => 2,
+        };
+        values * (lex::MAX_I64_LEN + 1)
+    }
+
     /// About the bytes of the whole text.
     fn size_hint(&self) -> usize {
         match *self {
@@ -179,47 +189,63 @@ impl Text<'_> {
         }
     }
 
-    fn line(&self, out: &mut Vec<u8>, v: usize) {
-        lex::push_i64(out, v as i64);
+    #[inline]
+    fn line(&self, out: &mut lex::Block, v: usize) {
+        out.int(v as i64);
         match *self {
             Text::Distances(d) => {
-                out.push(b' ');
-                push_distance(out, d[v]);
+                out.byte(b' ');
+                put_distance(out, d[v]);
             }
             Text::Parents(p) => {
-                out.push(b' ');
-                lex::push_i64(out, i64::from(p[v]));
+                out.byte(b' ');
+                out.int(i64::from(p[v]));
             }
             Text::Costs { kg, costs, .. } => {
                 for j in 0..kg {
-                    out.push(b' ');
+                    out.byte(b' ');
                     let c = v.checked_mul(kg).and_then(|i| costs.get(i + j)).copied();
-                    push_distance(out, c.unwrap_or(DISTANCE_INF));
+                    put_distance(out, c.unwrap_or(DISTANCE_INF));
                 }
             }
         }
-        out.push(b'\n');
+        out.byte(b'\n');
+    }
+
+    /// Hands the text to `sink` a block of lines at a time.
+    fn emit<E>(&self, mut sink: impl FnMut(&[u8]) -> std::result::Result<(), E>) -> std::result::Result<(), E> {
+        let mut block = lex::Block::new();
+        let longest = self.longest_line();
+        for v in 0..self.lines() {
+            if block.room() < longest {
+                sink(block.take())?;
+            }
+            self.line(&mut block, v);
+        }
+        sink(block.take())
     }
 
     /// The exact bytes, whole.
     pub fn bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.size_hint());
-        for v in 0..self.lines() {
-            self.line(&mut out, v);
-        }
+        let Ok(()) = self.emit::<std::convert::Infallible>(|b| {
+            out.extend_from_slice(b);
+            Ok(())
+        });
         out
     }
 
     /// Writes the exact bytes to `out` in pieces of about [`PIECE`] bytes.
     pub fn write_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        let mut buf = Vec::with_capacity(PIECE.min(self.size_hint()) + 512);
-        for v in 0..self.lines() {
-            self.line(&mut buf, v);
+        let mut buf = Vec::with_capacity(PIECE.min(self.size_hint()) + 8192);
+        self.emit(|b| {
+            buf.extend_from_slice(b);
             if buf.len() >= PIECE {
                 out.write_all(&buf)?;
                 buf.clear();
             }
-        }
+            Ok::<(), std::io::Error>(())
+        })?;
         out.write_all(&buf)
     }
 
@@ -338,7 +364,7 @@ mod tests {
             assert!(whole.len() > 2 * PIECE);
             let mut out = Pieces(Vec::new(), usize::MAX);
             text.write_to(&mut out).unwrap();
-            assert!(out.0.len() >= 3 && out.0.iter().all(|p| p.len() <= PIECE + 512));
+            assert!(out.0.len() >= 3 && out.0.iter().all(|p| p.len() < PIECE + 8192));
             assert_eq!(out.0.concat(), whole);
             let e = text.write_to(&mut Pieces(Vec::new(), 1)).unwrap_err();
             assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
