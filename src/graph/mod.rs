@@ -100,8 +100,18 @@ impl Graph {
     pub fn new(csr: Csr) -> Self {
         let (n, k) = (csr.n(), csr.k());
         let (row_ptr, col_ind, weights, facts) = csr.into_parts();
+        Self::of_rows(SlackRows::from_compact(n, k, &row_ptr, col_ind, weights), facts)
+    }
+
+    /// The graph of a compact CSR checked already, its weights in K columns of m (see
+    /// [`SlackRows::from_columns`]; a reader that gives each its room hands them over uncopied).
+    pub(crate) fn from_columns(n: usize, row_ptr: &[i32], heads: Vec<i32>, columns: Vec<Vec<i32>>, facts: Vec<ColumnFacts>) -> Self {
+        Self::of_rows(SlackRows::from_columns(n, columns.len(), row_ptr, heads, columns), facts)
+    }
+
+    fn of_rows(out: SlackRows, facts: Vec<ColumnFacts>) -> Self {
         Graph {
-            out: SlackRows::from_compact(n, k, &row_ptr, col_ind, weights),
+            out,
             in_rows: OnceLock::new(),
             facts,
             id: NEXT_GRAPH_ID.fetch_add(1, Ordering::Relaxed),

@@ -206,31 +206,44 @@ impl SlackRows {
     pub(crate) fn from_compact(n: usize, k: usize, row_ptr: &[i32], heads: Vec<i32>, weights: Vec<i32>) -> Self {
         let m = heads.len();
         let slots = Self::slots_for(m, 0);
-        // Exactly: a plain resize past the capacity doubles it (a CSR's arrays, taken over, are
-        // full), which left the rows holding twice the heads they need.
-        let fit = |mut v: Vec<i32>, len: usize, room: i32| {
-            v.truncate(len);
-            v.reserve_exact(slots.saturating_sub(len));
-            v.resize(slots, room);
-            if v.capacity() > slots + slots / 4 {
-                v.shrink_to_fit();
-            }
-            v
-        };
-        let heads = fit(heads, m, FREE);
         let mut columns: Vec<Vec<i32>> = (1..k)
             .map(|j| {
                 let mut c = Vec::with_capacity(slots);
                 c.extend_from_slice(&weights[j * m..(j + 1) * m]);
-                c.resize(slots, 0);
                 c
             })
             .collect();
         // Column 0 is the front of the CSR's array: cut to it (a large block shrinks in place),
         // its pages are not written again.
         if k > 0 {
-            columns.insert(0, fit(weights, m, 0));
+            columns.insert(0, weights);
         }
+        Self::from_columns(n, k, row_ptr, heads, columns)
+    }
+
+    /// Capacity for one column of `m` edges that [`SlackRows::from_columns`] keeps as it is.
+    pub(crate) fn column_capacity(m: usize) -> usize {
+        Self::slots_for(m, 0)
+    }
+
+    /// [`SlackRows::from_compact`] from the heads and the K weight columns (each starting with
+    /// its m weights), kept as they are where they have [`SlackRows::column_capacity`] room.
+    pub(crate) fn from_columns(n: usize, k: usize, row_ptr: &[i32], heads: Vec<i32>, columns: Vec<Vec<i32>>) -> Self {
+        let m = heads.len();
+        let slots = Self::slots_for(m, 0);
+        // Exactly: a plain resize past the capacity doubles it (a CSR's arrays, taken over, are
+        // full), which left the rows holding twice the heads they need.
+        let fit = |mut v: Vec<i32>, room: i32| {
+            v.truncate(m);
+            v.reserve_exact(slots.saturating_sub(m));
+            v.resize(slots, room);
+            if v.capacity() > slots + slots / 4 {
+                v.shrink_to_fit();
+            }
+            v
+        };
+        let heads = fit(heads, FREE);
+        let columns = columns.into_iter().map(|c| fit(c, 0)).collect();
         Self::assemble(n, k, row_ptr, m, heads, columns)
     }
 

@@ -45,16 +45,16 @@ pub struct MospInputs {
 }
 
 /// The graph, from its binary cache (if given) or its text triplet, and the cache's warning.
-fn read_graph(p: &CasePaths<'_>, k: Option<usize>) -> Result<(Csr, Option<String>)> {
+fn read_graph(p: &CasePaths<'_>, k: Option<usize>) -> Result<(Graph, Option<String>)> {
     match p.cache {
         Some(c) => {
             let loaded = cache::load_or_parse(c, p.graph)?;
             let t = loaded.graph;
             let k = csr_text::objectives(t.k, k)?;
             let csr = Csr::from_arrays(t.n, k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor)?;
-            Ok((csr, loaded.warning))
+            Ok((Graph::new(csr), loaded.warning))
         }
-        None => Ok((csr_text::read_csr(p.graph, k)?, None)),
+        None => Ok((csr_text::read_graph(p.graph, k)?, None)),
     }
 }
 
@@ -81,11 +81,11 @@ pub fn read_init_trees(dir: &Path, k: usize, n: usize) -> Result<Vec<(Vec<i64>, 
 /// Reads a case. `k` = objectives used (default all; also supplies K for an edgeless graph).
 pub fn read_mosp_inputs(p: &CasePaths<'_>, k: Option<usize>, source: usize) -> Result<MospInputs> {
     let t0 = Instant::now();
-    let (csr, warning) = read_graph(p, k)?;
-    let kg = csr.k();
+    let (graph, warning) = read_graph(p, k)?;
+    let kg = graph.k();
     let k = k.map_or(kg, |k| k.min(kg));
     let read_graph_ns = t0.elapsed().as_nanos() as u64;
-    let n = csr.n();
+    let n = graph.n();
     if source >= n {
         return Err(Error::invalid(format!(
             "invalid MOSP update input: source {source} is outside [0, n = {n})"
@@ -101,7 +101,7 @@ pub fn read_mosp_inputs(p: &CasePaths<'_>, k: Option<usize>, source: usize) -> R
         Ok((b, t))
     })?;
     Ok(MospInputs {
-        graph: Graph::new(csr),
+        graph,
         batch: batch?,
         k,
         source,

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::io::CsrText;
-use crate::graph::Csr;
+use crate::graph::{Csr, Graph};
 use crate::error::{Error, Result};
 
 /// Byte-level helpers shared by the text readers: token splitting, integer parsing and positions.
@@ -685,10 +685,12 @@ pub fn objectives(k_read: usize, requested: Option<usize>) -> Result<usize> {
     }
 }
 
-/// Objective-major weight columns of m edges, written as a Values file is read.
+/// The K weight columns of m edges, written as a Values file is read (its lines in edge order),
+/// each with the room a graph's rows keep (`SlackRows::column_capacity`), so that a graph takes
+/// them over uncopied.
 struct Columns {
     m: usize,
-    cols: Vec<i32>,
+    cols: Vec<Vec<i32>>,
 }
 
 impl fast::Sink for Columns {
@@ -696,12 +698,55 @@ impl fast::Sink for Columns {
         if k > crate::graph::MAX_OBJECTIVES {
             return 0;
         }
-        self.cols = vec![0; self.m * k];
+        let room = crate::graph::rows::SlackRows::column_capacity(self.m);
+        self.cols = (0..k).map(|_| Vec::with_capacity(room)).collect();
         self.m
     }
     fn put(&mut self, e: usize, j: usize, w: i32) {
-        self.cols[j * self.m + e] = w;
+        debug_assert_eq!(self.cols[j].len(), e, "the lines come in edge order");
+        self.cols[j].push(w);
     }
+}
+
+/// A triplet as the fast path reads it: checked, the weights in K columns.
+struct Triplet {
+    n: usize,
+    row_ptr: Vec<i32>,
+    col_ind: Vec<i32>,
+    columns: Vec<Vec<i32>>,
+    facts: Vec<crate::graph::csr::ColumnFacts>,
+}
+
+/// The fast path of [`read_csr`] and [`read_graph`]: `None` for a file it does not take.
+fn read_triplet_fast(prefix: &Path, k: Option<usize>) -> Option<Triplet> {
+    let [rp_path, ci_path, val_path] = triplet_paths(prefix);
+    let mut row_ptr = Vec::with_capacity(lex::file_len(&rp_path) / 4 + 1);
+    lex::read_pieces(&rp_path, lex::is_space, |piece| fast::ints(piece, I32_MAX as u64, &mut row_ptr)).ok()??;
+    if row_ptr.len() < 2 || row_ptr[0] != 0 || row_ptr.windows(2).any(|w| w[1] < w[0]) {
+        return None;
+    }
+    let n = row_ptr.len() - 1;
+    let m = row_ptr[n] as usize;
+    let (col_ind, values) = std::thread::scope(|s| {
+        let ci = s.spawn(|| {
+            let mut col = Vec::with_capacity(crate::graph::rows::SlackRows::column_capacity(m));
+            lex::read_pieces(&ci_path, lex::is_space, |piece| fast::ints(piece, n as u64 - 1, &mut col)).ok()??;
+            (col.len() == m).then_some(col)
+        });
+        let values = (|| {
+            let mut sink = Columns { m, cols: Vec::new() };
+            let mut v = fast::Values::default();
+            lex::read_pieces(&val_path, |b| b == b'\n', |piece| v.feed(piece, &mut sink)).ok()??;
+            (v.lines == m).then_some((v.k, sink.cols))
+        })();
+        (ci.join().ok().flatten(), values)
+    });
+    let (col_ind, (kv, mut columns)) = (col_ind?, values?);
+    let k = objectives(kv, k).ok().filter(|&k| (1..=crate::graph::MAX_OBJECTIVES).contains(&k))?;
+    // An edgeless graph's K comes from the caller: its columns are empty.
+    columns.resize_with(k, Vec::new);
+    let facts = columns.iter().map(|c| crate::graph::csr::ColumnFacts::of(c.iter().copied())).collect();
+    Some(Triplet { n, row_ptr, col_ind, columns, facts })
 }
 
 /// Reads the triplet straight into a [`Csr`]: the weights into objective-major columns as they
@@ -711,37 +756,23 @@ impl fast::Sink for Columns {
 /// reports the same errors as those two steps: a file its fast path does not take is read by
 /// them.
 pub fn read_csr(prefix: &Path, k: Option<usize>) -> Result<Csr> {
-    let [rp_path, ci_path, val_path] = triplet_paths(prefix);
-    let fast = || -> Option<Csr> {
-        let mut row_ptr = Vec::with_capacity(lex::file_len(&rp_path) / 4 + 1);
-        lex::read_pieces(&rp_path, lex::is_space, |piece| fast::ints(piece, I32_MAX as u64, &mut row_ptr)).ok()??;
-        if row_ptr.len() < 2 || row_ptr[0] != 0 || row_ptr.windows(2).any(|w| w[1] < w[0]) {
-            return None;
-        }
-        let n = row_ptr.len() - 1;
-        let m = row_ptr[n] as usize;
-        let (col_ind, values) = std::thread::scope(|s| {
-            let ci = s.spawn(|| {
-                let mut col = Vec::with_capacity(m);
-                lex::read_pieces(&ci_path, lex::is_space, |piece| fast::ints(piece, n as u64 - 1, &mut col)).ok()??;
-                (col.len() == m).then_some(col)
-            });
-            let values = (|| {
-                let mut sink = Columns { m, cols: Vec::new() };
-                let mut v = fast::Values::default();
-                lex::read_pieces(&val_path, |b| b == b'\n', |piece| v.feed(piece, &mut sink)).ok()??;
-                (v.lines == m).then_some((v.k, sink.cols))
-            })();
-            (ci.join().ok().flatten(), values)
-        });
-        let (col_ind, (kv, cols)) = (col_ind?, values?);
-        let k = objectives(kv, k).ok().filter(|&k| (1..=crate::graph::MAX_OBJECTIVES).contains(&k))?;
-        let facts = (0..k).map(|j| crate::graph::csr::ColumnFacts::of(cols[j * m..(j + 1) * m].iter().copied())).collect();
-        Some(Csr::from_parts_unchecked(n, k, row_ptr, col_ind, cols, facts))
-    };
-    if let Some(csr) = fast() {
-        return Ok(csr);
+    if let Some(t) = read_triplet_fast(prefix, k) {
+        let k = t.columns.len();
+        return Ok(Csr::from_parts_unchecked(t.n, k, t.row_ptr, t.col_ind, t.columns.concat(), t.facts));
     }
+    read_csr_slow(prefix, k)
+}
+
+/// [`read_csr`] into a [`Graph`], which takes the columns of the fast path over uncopied.
+pub(crate) fn read_graph(prefix: &Path, k: Option<usize>) -> Result<Graph> {
+    if let Some(t) = read_triplet_fast(prefix, k) {
+        return Ok(Graph::from_columns(t.n, &t.row_ptr, t.col_ind, t.columns, t.facts));
+    }
+    read_csr_slow(prefix, k).map(Graph::new)
+}
+
+/// The two steps a file the fast path does not take is read by.
+fn read_csr_slow(prefix: &Path, k: Option<usize>) -> Result<Csr> {
     let text = read_csr_triplet(prefix)?;
     let k = objectives(text.k, k)?;
     Csr::from_arrays(text.n, k, text.row_ptr, text.col_ind, &text.weights, crate::graph::WeightLayout::EdgeMajor)
@@ -1135,9 +1166,16 @@ mod tests {
         let t = read_csr_triplet(&p).unwrap();
         let want = Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, crate::graph::WeightLayout::EdgeMajor).unwrap();
         assert_eq!(read_csr(&p, None).unwrap(), want);
+        // The graph takes the fast path's columns over: the same graph as from the CSR, with
+        // each column's room, and the same facts.
+        let g = read_graph(&p, None).unwrap();
+        assert_eq!(g.to_csr(), want);
+        assert_eq!(g.row_bytes(), Graph::new(want.clone()).row_bytes());
+        assert_eq!((0..2).map(|j| g.max_weight(j)).collect::<Vec<_>>(), [4, 5]);
         // The general path: a leading-sign token the fast path leaves to it.
         write3(&p, "-0 2\n3 3", "1\n2 0\n", "4 5\n1 2\n3 4");
         assert_eq!(read_csr(&p, None).unwrap(), want);
+        assert_eq!(read_graph(&p, None).unwrap().to_csr(), want);
         // Errors are the general path's.
         write3(&p, "0 2 3 3", "1 2 7", "4 5\n1 2\n3 4");
         let e = read_csr(&p, None).unwrap_err().to_string();
@@ -1145,6 +1183,8 @@ mod tests {
         write3(&p, "0 0 0", "", "");
         assert!(read_csr(&p, None).unwrap_err().to_string().contains("pass -k K"));
         let g = read_csr(&p, Some(2)).unwrap();
+        assert_eq!((g.n(), g.m(), g.k()), (2, 0, 2));
+        let g = read_graph(&p, Some(2)).unwrap();
         assert_eq!((g.n(), g.m(), g.k()), (2, 0, 2));
         std::fs::remove_dir_all(dir).ok();
     }
