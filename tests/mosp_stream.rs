@@ -81,3 +81,37 @@ fn the_sequential_reference_builds_the_combined_graph_afresh() {
         assert_eq!(m.path_costs(), fresh.path_costs());
     }
 }
+
+/// A result that does not keep its combined graph (`keep_combined_graph(false)`) solves it afresh
+/// at every update, in less memory, and gives what a kept one gives.
+#[test]
+fn a_result_that_does_not_keep_its_combined_graph_gives_the_same_trees() {
+    let res = Resources::parallel(2).unwrap();
+    let t = graphgen::grid(40, 40, 3, 1, 100, 11).unwrap();
+    let mut g = Graph::new(Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor).unwrap());
+    let mut kept = MospResult::compute(&res, &g, 0, &MospOptions::default()).unwrap();
+    let mut once = kept.clone();
+    once.keep_combined_graph(false);
+    for seed in 1..=12u32 {
+        let gen = ChangeOptions { changes: 20, seed, safe: seed % 2 == 0, local_hops: 4, ..Default::default() };
+        let (batch, _) = generate_changes(&g.to_csr(), &gen).unwrap();
+        dyng::update(&res, &mut g, &batch.view(), &mut [(&mut kept).into(), (&mut once).into()]).unwrap();
+        assert_eq!(once.combined_distances(), kept.combined_distances(), "batch {seed}");
+        assert_eq!(once.combined_parents(), kept.combined_parents(), "batch {seed}");
+        assert_eq!(once.path_costs(), kept.path_costs(), "batch {seed}");
+        assert_eq!(once.combine_stats().edges, kept.combine_stats().edges, "batch {seed}");
+        assert_eq!(once.combine_stats().in_place, None, "batch {seed}: built afresh");
+        // 7 words a vertex of in-slots and their offsets (K = 3) are not held.
+        assert!(kept.bytes() - once.bytes() >= 28 * g.n(), "batch {seed}: {} against {}", once.bytes(), kept.bytes());
+    }
+    // Kept again, the next update builds it with its slots and the one after changes it in place.
+    once.keep_combined_graph(true);
+    for seed in 13..=14u32 {
+        let gen = ChangeOptions { changes: 20, seed, safe: true, local_hops: 4, ..Default::default() };
+        let (batch, _) = generate_changes(&g.to_csr(), &gen).unwrap();
+        dyng::update(&res, &mut g, &batch.view(), &mut [(&mut kept).into(), (&mut once).into()]).unwrap();
+        assert_eq!(once.combined_parents(), kept.combined_parents(), "batch {seed}");
+        assert_eq!(once.path_costs(), kept.path_costs(), "batch {seed}");
+    }
+    assert!(once.combine_stats().in_place.is_some(), "changed in place once kept again");
+}

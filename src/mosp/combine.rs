@@ -223,6 +223,8 @@ pub(crate) enum Solved {
 /// `previous`: `dist`/`parent` hold the combined tree of the trees before their last update (the
 /// canonical tree of `g` as it was), which a parallel executor repairs. `largest`: that tree's
 /// largest finite distance where known, on return the new tree's (see `SsspResult::largest`).
+/// `keep`: the graph is kept for the next update, with its in-slots (else it is built without
+/// them and solved afresh: see `MospResult::keep_combined_graph`).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn combine_and_solve(
     res: &Resources,
@@ -237,6 +239,7 @@ pub(crate) fn combine_and_solve(
     parent: &mut [i32],
     largest: &mut Option<i64>,
     previous: bool,
+    keep: bool,
 ) -> Result<(CombineStats, Solved)> {
     let started = std::time::Instant::now();
     if !previous {
@@ -255,7 +258,7 @@ pub(crate) fn combine_and_solve(
             // Without a previous tree (after a tree's recompute, a third or more of its vertices
             // searched) the parents changed at more vertices than pay for changes in place
             // (usroads local 10K: 30-60 %).
-            if !reference && previous && g.fits(n, k) {
+            if !reference && previous && keep && g.fits(n, k) {
                 in_place = cw.list_changed(g, parents, touched, n / REBUILD_SHARE);
                 if in_place {
                     for &v in &cw.changed {
@@ -264,10 +267,10 @@ pub(crate) fn combine_and_solve(
                 }
             }
             if !in_place {
-                g.build(e, parents, source, &terms, base);
+                g.build(e, parents, source, &terms, base, keep);
             }
             let delta = default_delta(g.edges(), n, g.weight_sum());
-            if previous && !reference {
+            if previous && !reference && keep {
                 let changed = std::mem::take(&mut cw.changed);
                 cw.diff(g, source, in_place.then_some(&changed[..]), dist, parent);
                 cw.changed = changed;

@@ -81,8 +81,19 @@ fn write_slots(parents: &[&[i32]], v: usize, source: usize, tails: &mut [i32], w
 /// terms of the trees whose slot holds p.
 #[inline(always)]
 fn weight_of(tails: &[i32], p: i32, terms: &[i64], base: i64) -> i32 {
-    let shared: i64 = tails.iter().zip(terms).filter(|(&t, _)| t == p).map(|(_, &t)| t).sum();
+    // Without a branch: whether two trees share a parent is a coin toss on most graphs, and
+    // its mispredictions were most of a build's time.
+    let shared: i64 = tails.iter().zip(terms).map(|(&t, &term)| std::hint::select_unpredictable(t == p, term, 0)).sum();
     (base - shared) as i32
+}
+
+/// Whether slot `j`'s tail is an edge of its own: not a self slot, and not a tail of a slot
+/// before it (compared without a branch, as in [`weight_of`]).
+#[inline(always)]
+fn first_edge(tails: &[i32], j: usize, v: usize) -> bool {
+    let t = tails[j];
+    let seen = tails[..j].iter().fold(false, |seen, &x| seen | (x == t));
+    !seen & (t != v as i32)
 }
 
 impl CombinedGraph {
@@ -94,9 +105,9 @@ impl CombinedGraph {
         self.valid = false;
     }
 
-    /// Built for `n` vertices and `k` trees, and not too holed to keep.
+    /// Built for `n` vertices and `k` trees with its slots, and not too holed to keep.
     pub(crate) fn fits(&self, n: usize, k: usize) -> bool {
-        self.valid && self.k == k && self.cap.len() == n && self.unused <= self.col.len() / 2
+        self.valid && self.k == k && self.cap.len() == n && self.has_slots() && self.unused <= self.col.len() / 2
     }
 
     pub(crate) fn n(&self) -> usize {
@@ -160,15 +171,21 @@ impl CombinedGraph {
         (0..self.k).any(|j| tails[j] != slot_tail(parents, v, j, self.source))
     }
 
-    /// Builds the graph of `parents` afresh; `source` has no in-edges.
-    pub(crate) fn build<E: Exec>(&mut self, exec: &E, parents: &[&[i32]], source: usize, terms: &[i64], base: i64) {
+    /// Builds the graph of `parents` afresh; `source` has no in-edges. Without `slots` only the
+    /// out-rows are made (a search needs no more): the graph cannot then be changed in place or
+    /// pulled over, and costs 7 words a vertex less (`has_slots`).
+    pub(crate) fn build<E: Exec>(&mut self, exec: &E, parents: &[&[i32]], source: usize, terms: &[i64], base: i64, slots: bool) {
         let (n, k) = (parents.first().map_or(0, |p| p.len()), parents.len());
         if k == 0 {
             // No trees (a MOSP result always has one or more): nothing to build.
             *self = CombinedGraph::default();
             return;
         }
-        if self.k != k || self.in_ptr.len() != n + 1 {
+        if !slots {
+            for a in [&mut self.in_ptr, &mut self.in_tails, &mut self.in_w] {
+                *a = Vec::new();
+            }
+        } else if self.k != k || self.in_ptr.len() != n + 1 {
             self.in_ptr.clear();
             self.in_ptr.extend((0..=n).map(|v| (v * k) as i32));
         }
@@ -176,23 +193,31 @@ impl CombinedGraph {
         self.source = source;
         // Two to four trees are the common case: their loops are unrolled at compile time.
         match k {
-            2 => self.build_rows::<2, E>(exec, parents, terms, base),
-            3 => self.build_rows::<3, E>(exec, parents, terms, base),
-            4 => self.build_rows::<4, E>(exec, parents, terms, base),
-            _ => self.build_rows::<0, E>(exec, parents, terms, base),
+            2 => self.build_rows::<2, E>(exec, parents, n, terms, base, slots),
+            3 => self.build_rows::<3, E>(exec, parents, n, terms, base, slots),
+            4 => self.build_rows::<4, E>(exec, parents, n, terms, base, slots),
+            _ => self.build_rows::<0, E>(exec, parents, n, terms, base, slots),
         }
     }
 
-    /// The slots and rows of [`CombinedGraph::build`]; `K` is the number of trees, or 0 where it
-    /// is read from `self.k`. Each pass runs over chunks of the vertices on `exec`'s threads
-    /// (as the originals' two passes do); rows are filled by ascending v on one thread, in any
-    /// order on more.
+    /// Whether the in-slots were built (see [`CombinedGraph::build`]).
+    pub(crate) fn has_slots(&self) -> bool {
+        self.in_tails.len() == self.cap.len() * self.k
+    }
+
+    /// The slots (with `slots`) and rows of [`CombinedGraph::build`]; `K` is the number of
+    /// trees, or 0 where it is read from `self.k`. Each pass runs over chunks of the vertices on
+    /// `exec`'s threads (as the originals' two passes do); rows are filled by ascending v on one
+    /// thread, in any order on more. The second pass reads the slots where they were kept, else
+    /// it makes them again from `parents`.
     #[inline(always)]
-    fn build_rows<const K: usize, E: Exec>(&mut self, exec: &E, parents: &[&[i32]], terms: &[i64], base: i64) {
+    fn build_rows<const K: usize, E: Exec>(&mut self, exec: &E, parents: &[&[i32]], n: usize, terms: &[i64], base: i64, slots: bool) {
         let k = if K == 0 { self.k } else { K };
-        let (n, source) = (self.in_ptr.len() - 1, self.source);
-        resize_for_overwrite(&mut self.in_tails, n * k);
-        resize_for_overwrite(&mut self.in_w, n * k);
+        let source = self.source;
+        if slots {
+            resize_for_overwrite(&mut self.in_tails, n * k);
+            resize_for_overwrite(&mut self.in_w, n * k);
+        }
         // Row degrees counted in `cap` first.
         self.cap.clear();
         self.cap.resize(n, 0);
@@ -225,9 +250,11 @@ impl CombinedGraph {
                     write_slots(parents, v, source, tails, weights, terms, base);
                     for j in 0..k {
                         let t = tails[j];
-                        in_tails[v * k + j].store(t, Relaxed);
-                        in_w[v * k + j].store(weights[j], Relaxed);
-                        if t != v as i32 && !tails[..j].contains(&t) {
+                        if slots {
+                            in_tails[v * k + j].store(t, Relaxed);
+                            in_w[v * k + j].store(weights[j], Relaxed);
+                        }
+                        if first_edge(tails, j, v) {
                             bump(&cap[t as usize]);
                             count += 1;
                             sum += weights[j] as i64;
@@ -258,14 +285,23 @@ impl CombinedGraph {
             let (col, w, cursor) = (atomic_i32(&mut self.col), atomic_i32(&mut self.w), atomic_i32(&mut self.cap));
             let (in_tails, in_w) = (&self.in_tails, &self.in_w);
             exec.for_chunks(n, BUILD_GRAIN, |r| {
+                let (mut made, mut made_w) = ([0i32; MAX_OBJECTIVES], [0i32; MAX_OBJECTIVES]);
                 for v in r {
-                    for j in 0..k {
-                        prefetch_at(cursor, in_tails, (v + AHEAD) * k + j);
-                    }
-                    let (tails, weights) = (&in_tails[v * k..v * k + k], &in_w[v * k..v * k + k]);
+                    let (tails, weights) = if slots {
+                        for j in 0..k {
+                            prefetch_at(cursor, in_tails, (v + AHEAD) * k + j);
+                        }
+                        (&in_tails[v * k..v * k + k], &in_w[v * k..v * k + k])
+                    } else {
+                        for p in parents {
+                            prefetch_at(cursor, p, v + AHEAD);
+                        }
+                        write_slots(parents, v, source, &mut made[..k], &mut made_w[..k], terms, base);
+                        (&made[..k], &made_w[..k])
+                    };
                     for j in 0..k {
                         let t = tails[j];
-                        if t != v as i32 && !tails[..j].contains(&t) {
+                        if first_edge(tails, j, v) {
                             let e = bump(&cursor[t as usize]) as usize;
                             col[e].store(v as i32, Relaxed);
                             w[e].store(weights[j], Relaxed);
@@ -422,13 +458,27 @@ mod tests {
             let trees: Vec<Vec<i32>> = terms.iter().map(|_| random_parents(&mut rng, n, &near)).collect();
             let p: Vec<&[i32]> = trees.iter().map(Vec::as_slice).collect();
             let (mut par, mut seq) = (CombinedGraph::default(), CombinedGraph::default());
-            par.build(&exec, &p, source, &terms, base);
-            seq.build(&crate::sssp::exec::Sequential, &p, source, &terms, base);
+            par.build(&exec, &p, source, &terms, base, true);
+            seq.build(&crate::sssp::exec::Sequential, &p, source, &terms, base, true);
             let want = by_definition(&trees, source, &terms, base);
             assert_eq!(edges_of(&par, n), want, "K = {}", terms.len());
             assert_eq!((par.edges(), par.weight_sum()), (seq.edges(), seq.weight_sum()));
             assert_eq!((par.in_tails.clone(), par.in_w.clone(), par.cap.clone()), (seq.in_tails.clone(), seq.in_w.clone(), seq.cap.clone()));
             assert!((0..n).all(|v| !par.changed(&p, v)));
+            assert!(par.has_slots() && par.fits(n, terms.len()));
+            // Without its slots, over a graph built with them: the same rows (in the
+            // sequential order on one thread), no slots, and not to be changed in place.
+            for (g, e) in [(&mut par, true), (&mut seq, false)] {
+                let before = (g.bounds.clone(), g.col[..g.edges()].to_vec(), g.w[..g.edges()].to_vec());
+                if e {
+                    g.build(&exec, &p, source, &terms, base, false);
+                    assert_eq!(edges_of(g, n), want);
+                } else {
+                    g.build(&crate::sssp::exec::Sequential, &p, source, &terms, base, false);
+                    assert_eq!((g.bounds.clone(), g.col[..g.edges()].to_vec(), g.w[..g.edges()].to_vec()), before);
+                }
+                assert!(!g.has_slots() && !g.fits(n, terms.len()) && g.in_tails.capacity() == 0);
+            }
         }
     }
 
@@ -444,7 +494,7 @@ mod tests {
             t[source] = -1;
         }
         let mut g = CombinedGraph::default();
-        g.build(&crate::sssp::exec::Sequential, &trees.iter().map(Vec::as_slice).collect::<Vec<_>>(), source, &terms, base);
+        g.build(&crate::sssp::exec::Sequential, &trees.iter().map(Vec::as_slice).collect::<Vec<_>>(), source, &terms, base, true);
         assert_eq!(edges_of(&g, n), by_definition(&trees, source, &terms, base));
         let mut moved = false;
         for round in 0..60 {

@@ -60,6 +60,9 @@ pub struct MospResult {
     pub(crate) touched_listed: bool,
     /// The combined tree's largest finite distance, where known (as `SsspResult::largest`).
     pub(crate) combined_largest: Option<i64>,
+    /// Whether the combine keeps the combined graph's in-slots for the next update
+    /// ([`MospResult::keep_combined_graph`]).
+    pub(crate) keep_combined: bool,
 }
 
 fn resolve_k(graph: &Graph, k: Option<usize>) -> Result<usize> {
@@ -229,7 +232,17 @@ impl MospResult {
             touched: Vec::new(),
             touched_listed: false,
             combined_largest: None,
+            keep_combined: true,
         }
+    }
+
+    /// Whether the combine keeps what lets the next update change the combined graph and repair
+    /// the combined tree at the vertices whose parents changed (the default, `true`), or builds
+    /// only what the combined solve reads, 28 bytes a vertex less (K = 3), and solves the
+    /// combined graph afresh at every update: for a driver that updates a result once, as
+    /// `dyng mosp` does. Takes effect at the next combine.
+    pub fn keep_combined_graph(&mut self, keep: bool) {
+        self.keep_combined = keep;
     }
 
     /// Whether the combined tree and the path costs are those of the trees (false only for a
@@ -292,6 +305,7 @@ impl MospResult {
             parent,
             &mut self.combined_largest,
             previous,
+            self.keep_combined,
         )
         .inspect_err(|_| self.combined.invalidate())?;
         self.combine_stats = stats;
