@@ -13,7 +13,7 @@ use std::path::Path;
 
 fn main() -> dyng::Result<()> {
     let args: Vec<String> = std::env::args().collect();
-    let with_in = args.get(1).map_or(true, |s| s == "in");
+    let with_in = args.get(1).is_none_or(|s| s == "in");
     let kind = args.get(2).map(String::as_str).unwrap_or("local");
     let rounds: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(20);
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/road-usroads.mtx");

@@ -175,7 +175,7 @@ fn stream_batch(g: &Graph, step: u32) -> Batch {
         changes: [100, 1, 10, 1, 2000, 1][step as usize % 6],
         mode: [ChangeMode::Uniform, ChangeMode::Reweight, ChangeMode::Uniform, ChangeMode::Increase][step as usize % 4],
         seed: 500 + step,
-        local_hops: if step % 3 == 0 { 0 } else { 6 },
+        local_hops: if step.is_multiple_of(3) { 0 } else { 6 },
         ..Default::default()
     };
     generate_changes(&g.to_csr(), &opt).unwrap().0

@@ -44,7 +44,7 @@ fn batch(round: usize, src: &[i32], dst: &[i32], w: &[i32]) -> Batch {
     let step = src.len() / CHANGED;
     for i in 0..CHANGED {
         let e = i * step;
-        let weight = if round % 2 == 0 { 1000 } else { w[e] };
+        let weight = if round.is_multiple_of(2) { 1000 } else { w[e] };
         b.insert(src[e], dst[e], &[weight]);
     }
     b

@@ -46,7 +46,7 @@ fn check_group(group: &Path, tag: &str) -> usize {
                 _ => None,
             };
             if case.is_error() || quirk.is_some() {
-                let named = quirk.map_or(true, |q| stderr.contains(q));
+                let named = quirk.is_none_or(|q| stderr.contains(q));
                 if o.status.code() != Some(1) || !stderr.starts_with("Error: ") || !named {
                     failures.push(format!("{}: exit {:?}, stderr {stderr:?}", case.name, o.status.code()));
                 }

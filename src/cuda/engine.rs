@@ -665,7 +665,7 @@ impl CudaEngine {
             return Err(Error::invalid(format!("dyng: tree {t} has {} parents, want n = {n}", parents[t].len())));
         }
         check_args(n, source, 1, dist.len(), parent.len())?;
-        if n.checked_mul(k.max(1)).map_or(true, |e| e > i32::MAX as usize) {
+        if n.checked_mul(k.max(1)).is_none_or(|e| e > i32::MAX as usize) {
             return Err(Error::Capacity(format!("dyng: n x K = {n} x {k} edges exceed 32-bit offsets")));
         }
         let stream = self.device.stream().clone();

@@ -81,7 +81,7 @@ impl Mirror {
         let out = graph.out_store();
         let inn = (with_in_rows || self.in_at.is_some()).then(|| graph.in_store());
         if let Some(dg) = &self.graph {
-            if current(out, self.out_at) && inn.map_or(true, |s| current(s, self.in_at)) {
+            if current(out, self.out_at) && inn.is_none_or(|s| current(s, self.in_at)) {
                 return Ok(dg.clone());
             }
         }

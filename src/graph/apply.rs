@@ -177,7 +177,7 @@ impl Graph {
                 }
                 None => {
                     s.had.push(false);
-                    s.before.extend(std::iter::repeat(0).take(k));
+                    s.before.extend(std::iter::repeat_n(0, k));
                 }
             }
         }

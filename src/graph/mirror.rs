@@ -301,7 +301,7 @@ mod tests {
 
         /// Whether the store's layout changed since the replica last caught up.
         fn relaid(&self, store: &SlackRows) -> bool {
-            self.at.map_or(true, |p| p.epoch != store.journal().point().epoch)
+            self.at.is_none_or(|p| p.epoch != store.journal().point().epoch)
         }
 
         /// Every row of the replica is the store's: bounds, heads and weights.

@@ -96,7 +96,7 @@ impl CombineWorkspace {
         if pv >= 0 {
             let old = dv - dist[pv as usize];
             let now = tails.iter().position(|&p| p == pv).map(|e| weights[e] as i64);
-            if now.map_or(true, |w| w > old) {
+            if now.is_none_or(|w| w > old) {
                 self.from.push(pv);
                 self.to.push(v as i32);
             }
@@ -112,7 +112,7 @@ impl CombineWorkspace {
                 continue;
             }
             let cand = (dp + w as i64, p);
-            if (!is_finite(dv) || cand < (dv, pv)) && best.map_or(true, |(b, _)| cand < b) {
+            if (!is_finite(dv) || cand < (dv, pv)) && best.is_none_or(|(b, _)| cand < b) {
                 best = Some((cand, w));
             }
         }

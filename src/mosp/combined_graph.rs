@@ -505,7 +505,7 @@ mod tests {
                 let p = (rng.next_u32() % n as u32) as i32;
                 // No tree makes a vertex its own parent.
                 if v != source {
-                    trees[j][v] = if rng.next_u32() % 6 == 0 || p == v as i32 { -1 } else { p };
+                    trees[j][v] = if rng.next_u32().is_multiple_of(6) || p == v as i32 { -1 } else { p };
                 }
             }
             if round % 10 == 0 {

@@ -20,7 +20,7 @@ fn await_value(line: &AtomicU64, want: u64) {
     let mut spins = 0u32;
     while line.load(Acquire) != want {
         spins += 1;
-        if spins % 1024 == 0 {
+        if spins.is_multiple_of(1024) {
             std::thread::yield_now();
         } else {
             std::hint::spin_loop();

@@ -66,7 +66,7 @@ pub fn worker() -> PathBuf {
     };
     let srcs = sources(&worker);
     assert!(!srcs.is_empty(), "{}.d lists no sources", worker.display());
-    if let Some(newer) = srcs.iter().find(|s| modified(s).map_or(true, |m| m > built)) {
+    if let Some(newer) = srcs.iter().find(|s| modified(s).is_none_or(|m| m > built)) {
         panic!("{} is older than {}, one of its sources: `{build}` rebuilds it", worker.display(), newer.display());
     }
     worker

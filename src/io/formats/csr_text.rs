@@ -1091,7 +1091,7 @@ mod tests {
                 .map(|i| {
                     let r = x.rotate_left(i as u32 * 5) ^ (i as u64).wrapping_mul(0x9e37_79b9);
                     // Digits and spaces most of the time, so that many texts are well formed.
-                    let pick = if r % 4 == 0 { r / 4 % alphabet.len() as u64 } else { r / 4 % 11 };
+                    let pick = if r.is_multiple_of(4) { r / 4 % alphabet.len() as u64 } else { r / 4 % 11 };
                     alphabet[pick as usize]
                 })
                 .collect()

@@ -252,7 +252,7 @@ impl Gen<'_> {
     }
 
     fn in_region(&self, v: usize) -> bool {
-        self.region.as_ref().map_or(true, |r| r.member[v])
+        self.region.as_ref().is_none_or(|r| r.member[v])
     }
 
     /// `count` insertion endpoints, u then v per attempt; an attempt with u == v is discarded.

@@ -268,7 +268,7 @@ mod tests {
         let m = t.col_ind.len();
         let straight = 2 * (20 * 29 + 30 * 19);
         let diagonals = (m - straight) / 2;
-        assert!(m >= straight && (m - straight) % 2 == 0);
+        assert!(m >= straight && (m - straight).is_multiple_of(2));
         assert!(
             diagonals > 20 && diagonals < 150,
             "{diagonals} diagonals of 551 cells"

@@ -141,7 +141,7 @@ pub fn shuffle<T>(v: &mut [T], rng: &mut Mt19937) {
 fn shuffle_paired<T>(v: &mut [T], rng: &mut Mt19937) {
     let len = v.len();
     let mut i = 1usize;
-    if len % 2 == 0 {
+    if len.is_multiple_of(2) {
         let j = uniform_u64(rng, 0, 1) as usize;
         v.swap(i, j);
         i += 1;
