@@ -235,7 +235,7 @@ impl Text<'_> {
         out
     }
 
-    /// Writes the exact bytes to `out` in pieces of about [`PIECE`] bytes.
+    /// Writes the exact bytes to `out` in pieces of about 1 MiB.
     pub fn write_to(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         let mut buf = Vec::with_capacity(PIECE.min(self.size_hint()) + 8192);
         self.emit(|b| {
