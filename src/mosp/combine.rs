@@ -52,6 +52,32 @@ pub struct CombineWorkspace {
     head_weights: Vec<i32>,
     /// The path-cost update's scratch.
     pub(super) costs: super::costs::CostsScratch,
+    /// A bit per vertex, for [`sort_distinct`].
+    pub(super) bits: Vec<u64>,
+}
+
+/// Sorts `list` (ids below `n`) and drops its repeats: by a sort while it is short, else by a
+/// bitmap of n bits, a pass over n/64 words (the grid's local 10K batch lists 904K touched
+/// vertices in its three trees, 316K distinct: 14 ms to sort).
+pub(super) fn sort_distinct(list: &mut Vec<i32>, n: usize, bits: &mut Vec<u64>) {
+    if list.len() < n / 16 {
+        list.sort_unstable();
+        list.dedup();
+        return;
+    }
+    bits.clear();
+    bits.resize(n.div_ceil(64), 0);
+    for &v in list.iter() {
+        bits[v as usize / 64] |= 1 << (v as usize % 64);
+    }
+    list.clear();
+    for (w, &word) in bits.iter().enumerate() {
+        let mut x = word;
+        while x != 0 {
+            list.push((w * 64 + x.trailing_zeros() as usize) as i32);
+            x &= x - 1;
+        }
+    }
 }
 
 impl CombineWorkspace {
@@ -147,7 +173,7 @@ impl CombineWorkspace {
 
 impl PooledWorkspace for CombineWorkspace {
     fn bytes(&self) -> usize {
-        4 * self.capacity() + self.costs.bytes()
+        4 * self.capacity() + self.costs.bytes() + 8 * self.bits.capacity()
     }
 }
 
@@ -307,4 +333,26 @@ pub(crate) fn combine_and_solve(
         costs_ns: 0, // timed by the caller, which writes the costs
     };
     Ok((stats, solved))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sort_distinct;
+    use crate::io::generators::rng::Mt19937;
+
+    /// Short lists are sorted, long ones go through the bitmap: both give the ascending distinct ids.
+    #[test]
+    fn sort_distinct_sorts_and_drops_repeats_either_way() {
+        let mut rng = Mt19937::new(17);
+        let mut bits = Vec::new();
+        for (n, len) in [(1000, 10), (1000, 62), (1000, 63), (1000, 3000), (4097, 9000), (64, 64), (1, 5)] {
+            let list: Vec<i32> = (0..len).map(|_| (rng.next_u32() % n as u32) as i32).collect();
+            let mut want = list.clone();
+            want.sort_unstable();
+            want.dedup();
+            let mut got = list;
+            sort_distinct(&mut got, n, &mut bits);
+            assert_eq!(got, want, "n {n}, {len} ids");
+        }
+    }
 }

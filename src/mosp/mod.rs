@@ -288,8 +288,7 @@ impl MospResult {
         // The lease's lists grow at most once to their bounds; counted once, after both steps.
         let held = crate::resources::PooledWorkspace::bytes(&*cw);
         if self.touched_listed {
-            self.touched.sort_unstable();
-            self.touched.dedup();
+            combine::sort_distinct(&mut self.touched, graph.n(), &mut cw.bits);
         }
         let touched = std::mem::take(&mut self.touched_listed).then_some(&self.touched[..]);
         let (stats, solved) = combine::combine_and_solve(
