@@ -173,7 +173,7 @@ impl CombinedGraph {
 
     /// Builds the graph of `parents` afresh; `source` has no in-edges. Without `slots` only the
     /// out-rows are made (a search needs no more): the graph cannot then be changed in place or
-    /// pulled over, and costs 7 words a vertex less (`has_slots`).
+    /// pulled over, and costs 1 + 2K words a vertex less (`has_slots`).
     pub(crate) fn build<E: Exec>(&mut self, exec: &E, parents: &[&[i32]], source: usize, terms: &[i64], base: i64, slots: bool) {
         let (n, k) = (parents.first().map_or(0, |p| p.len()), parents.len());
         if k == 0 {
