@@ -254,12 +254,36 @@ pub(crate) const TEAM_MIN_VERTICES: usize = 1 << 12;
 /// Loops shorter than this run inline on the calling worker thread.
 const INLINE_BELOW: usize = 512;
 
+thread_local! {
+    /// Set while the thread runs a team member's part (see [`Parallel::team`]).
+    static IN_TEAM: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Marks the calling thread as a team member until dropped.
+struct Member(bool);
+
+impl Member {
+    fn enter() -> Self {
+        Member(IN_TEAM.with(|t| t.replace(true)))
+    }
+}
+
+impl Drop for Member {
+    fn drop(&mut self) {
+        IN_TEAM.with(|t| t.set(self.0));
+    }
+}
+
 impl Parallel<'_> {
     /// True when a reduction over `len` items runs on the calling thread: the pool has one thread
-    /// (handing the loop to it only adds a wake-up), or the loop is too short to pay for one.
+    /// (handing the loop to it only adds a wake-up), the loop is too short to pay for one, or the
+    /// caller is a team member. A member must not wait for the pool: a pool thread that waits
+    /// runs other jobs meanwhile, and one of them may be another member's part, which would then
+    /// wait at the team's barrier for the member below it on the same stack (a loop called from
+    /// a member hung that way in a test at 3 threads).
     #[inline]
     fn inline(&self, len: usize) -> bool {
-        len < INLINE_BELOW || self.pool.current_num_threads() == 1 || self.inline_all.load(Relaxed)
+        len < INLINE_BELOW || self.pool.current_num_threads() == 1 || self.inline_all.load(Relaxed) || IN_TEAM.with(|t| t.get())
     }
 
     /// Runs `f(i)` for every `i` in `0..size` at once: `f(0)` on the calling thread, the others
@@ -403,7 +427,10 @@ impl Exec for Parallel<'_> {
         // The calling thread is member 0 and wakes size - 1 pool threads: a broadcast to all
         // pool threads from a caller that then blocked woke both members of a 2-thread team onto
         // one CPU in most searches (see `SpinBarrier`).
-        self.on_caller_and_pool(size, |tid| f(&Team { tid, barrier: Some(&barrier) }));
+        self.on_caller_and_pool(size, |tid| {
+            let _member = Member::enter();
+            f(&Team { tid, barrier: Some(&barrier) })
+        });
     }
 }
 
@@ -475,13 +502,28 @@ mod tests {
         for (len, grain) in [(0, 64), (511, 64), (512, 64), (5000, 64), (100_003, 4096), (100_003, 1), (70_000, 0)] {
             check(len, grain);
         }
-        // From a team member on a pool thread too (a repair's loops run inside searches' teams).
+        // From a team member on a pool thread too, before any barrier (when another member's
+        // part may not have started yet): the loop runs on the member's own thread, as every
+        // member's loops do, and only theirs.
+        assert!(!exec.inline(100_003));
         exec.team(false, |team| {
+            assert!(exec.inline(100_003), "member {}: its loops go to the pool", team.tid);
             if team.tid == 1 {
                 check(100_003, 4096);
+                let me = std::thread::current().id();
+                let elsewhere = AtomicUsize::new(0);
+                exec.for_chunks(100_003, 64, |_| {
+                    if std::thread::current().id() != me {
+                        elsewhere.fetch_add(1, Relaxed);
+                    }
+                });
+                assert_eq!(elsewhere.into_inner(), 0, "a member's loop ran on other threads");
             }
             team.sync();
         });
+        assert!(!exec.inline(100_003), "the caller is no member after its team");
+        exec.team(false, |team| team.sync());
+        check(100_003, 4096);
     }
 
     #[test]
