@@ -105,7 +105,8 @@ impl Graph {
 
     /// The graph of a compact CSR checked already, its weights in K columns of m (see
     /// [`SlackRows::from_columns`]; a reader that gives each its room hands them over uncopied).
-    pub(crate) fn from_columns(n: usize, row_ptr: &[i32], heads: Vec<i32>, columns: Vec<Vec<i32>>, facts: Vec<ColumnFacts>) -> Self {
+    pub(crate) fn from_columns(row_ptr: &[i32], heads: Vec<i32>, columns: Vec<Vec<i32>>, facts: Vec<ColumnFacts>) -> Self {
+        let n = row_ptr.len() - 1;
         Self::of_rows(SlackRows::from_columns(n, columns.len(), row_ptr, heads, columns), facts)
     }
 

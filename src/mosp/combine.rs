@@ -277,14 +277,16 @@ pub(crate) fn combine_and_solve(
     let mut solved = Solved::Afresh;
     let combined = res.device().combine(res, parents, source, &terms, base, (dist, parent, largest), |(dist, parent, largest)| {
         with_exec!(res, |e| {
-            let reference = e.reference();
+            // The previous combined tree is repaired, and the graph changed in place where it
+            // fits, unless the executor is the reference, the result keeps no graph, or there is
+            // no previous tree (after a tree's recompute, a third or more of its vertices
+            // searched, the parents changed at more vertices than pay for changes in place:
+            // usroads local 10K, 30-60 %).
+            let repairs = previous && keep && !e.reference();
             // The vertices whose parent changed, when the graph can be changed at them.
             let mut in_place = false;
             cw.changed.clear();
-            // Without a previous tree (after a tree's recompute, a third or more of its vertices
-            // searched) the parents changed at more vertices than pay for changes in place
-            // (usroads local 10K: 30-60 %).
-            if !reference && previous && keep && g.fits(n, k) {
+            if repairs && g.fits(n, k) {
                 in_place = cw.list_changed(g, parents, touched, n / REBUILD_SHARE);
                 if in_place {
                     for &v in &cw.changed {
@@ -296,7 +298,7 @@ pub(crate) fn combine_and_solve(
                 g.build(e, parents, source, &terms, base, keep);
             }
             let delta = default_delta(g.edges(), n, g.weight_sum());
-            if previous && !reference && keep {
+            if repairs {
                 let changed = std::mem::take(&mut cw.changed);
                 cw.diff(g, source, in_place.then_some(&changed[..]), dist, parent);
                 cw.changed = changed;

@@ -710,7 +710,6 @@ impl fast::Sink for Columns {
 
 /// A triplet as the fast path reads it: checked, the weights in K columns.
 struct Triplet {
-    n: usize,
     row_ptr: Vec<i32>,
     col_ind: Vec<i32>,
     columns: Vec<Vec<i32>>,
@@ -746,7 +745,7 @@ fn read_triplet_fast(prefix: &Path, k: Option<usize>) -> Option<Triplet> {
     // An edgeless graph's K comes from the caller: its columns are empty.
     columns.resize_with(k, Vec::new);
     let facts = columns.iter().map(|c| crate::graph::csr::ColumnFacts::of(c.iter().copied())).collect();
-    Some(Triplet { n, row_ptr, col_ind, columns, facts })
+    Some(Triplet { row_ptr, col_ind, columns, facts })
 }
 
 /// Reads the triplet straight into a [`Csr`]: the weights into objective-major columns as they
@@ -757,8 +756,8 @@ fn read_triplet_fast(prefix: &Path, k: Option<usize>) -> Option<Triplet> {
 /// them.
 pub fn read_csr(prefix: &Path, k: Option<usize>) -> Result<Csr> {
     if let Some(t) = read_triplet_fast(prefix, k) {
-        let k = t.columns.len();
-        return Ok(Csr::from_parts_unchecked(t.n, k, t.row_ptr, t.col_ind, t.columns.concat(), t.facts));
+        let (n, k) = (t.row_ptr.len() - 1, t.columns.len());
+        return Ok(Csr::from_parts_unchecked(n, k, t.row_ptr, t.col_ind, t.columns.concat(), t.facts));
     }
     read_csr_slow(prefix, k)
 }
@@ -766,7 +765,7 @@ pub fn read_csr(prefix: &Path, k: Option<usize>) -> Result<Csr> {
 /// [`read_csr`] into a [`Graph`], which takes the columns of the fast path over uncopied.
 pub(crate) fn read_graph(prefix: &Path, k: Option<usize>) -> Result<Graph> {
     if let Some(t) = read_triplet_fast(prefix, k) {
-        return Ok(Graph::from_columns(t.n, &t.row_ptr, t.col_ind, t.columns, t.facts));
+        return Ok(Graph::from_columns(&t.row_ptr, t.col_ind, t.columns, t.facts));
     }
     read_csr_slow(prefix, k).map(Graph::new)
 }
