@@ -194,3 +194,42 @@ fn a_drop_in_call_on_an_unclean_tree_is_normalized_as_before() {
     assert_eq!(runs[1].visits.write_back, n as i64, "unclean: {:?}", runs[1].visits);
     assert_eq!(runs[1].affected, runs[0].affected + 1);
 }
+
+#[test]
+fn a_drop_in_call_whose_changes_invalidate_no_root_walks_no_vertex() {
+    // Deleted non-tree edges only (the caller passes them as changed edges): no head is its
+    // tree edge's, so nothing is invalidated. A tree whose parents are all closer to the source
+    // than their children has no cycle, so no vertex is walked; one that is not so (here a
+    // parent cycle) is walked, and refused.
+    let t = grid(100, 100, 1, 1, 100, 11).unwrap();
+    let n = t.n;
+    let (rp, col, w) = (t.row_ptr.clone(), t.col_ind.clone(), t.weights.clone());
+    let max_weight = *w.iter().max().unwrap() as i64;
+    for threads in [1, 2] {
+        let res = Resources::parallel(threads).unwrap();
+        let (mut dist, mut parent) = (vec![0i64; n], vec![0i32; n]);
+        dyng::sosp_solve_arrays(&res, arrays(&rp, &col, &w), 0, 0, 0, &mut dist, &mut parent).unwrap();
+        let (mut from, mut to) = (Vec::new(), Vec::new());
+        for u in (0..n).step_by(97) {
+            if let Some(e) = (rp[u] as usize..rp[u + 1] as usize).find(|&e| parent[col[e] as usize] != u as i32) {
+                from.push(u as i32);
+                to.push(col[e]);
+            }
+        }
+        assert!(from.len() > 50);
+        let (d0, p0) = (dist.clone(), parent.clone());
+        let s = dyng::sosp_update_arrays(&res, arrays(&rp, &col, &w), None, &from, &to, &[], 0, 0, max_weight, &mut dist, &mut parent).unwrap();
+        assert_eq!((s.invalidated, s.affected, s.visits.invalidate), (0, 0, 0), "{threads} threads: {:?}", s.visits);
+        assert_eq!((&dist, &parent), (&d0, &p0));
+        // The same call on a tree with a cycle far from every change: walked, and refused.
+        let (a, b) = (n - 1, parent[n - 1] as usize);
+        parent[b] = a as i32;
+        let e = dyng::sosp_update_arrays(&res, arrays(&rp, &col, &w), None, &from, &to, &[], 0, 0, max_weight, &mut dist, &mut parent).unwrap_err();
+        assert!(e.to_string().contains("parent cycle"), "{e}");
+        // A tree whose distances do not fall along its parents, but without a cycle: walked.
+        parent[b] = p0[b];
+        dist[b] = dist[a];
+        let s = dyng::sosp_update_arrays(&res, arrays(&rp, &col, &w), None, &from, &to, &[], 0, 0, max_weight, &mut dist, &mut parent).unwrap();
+        assert_eq!((s.invalidated, s.visits.invalidate), (0, n as i64), "{threads} threads");
+    }
+}

@@ -311,9 +311,12 @@ pub(crate) fn update<'i, E: Exec>(
                             walked
                         }
                         OldTree::Unchecked | OldTree::Clean => {
-                            stats.visits.invalidate += n as i64;
                             let list = old_tree == OldTree::Clean;
-                            Invalidation::Listed(invalidate_bottom_up(&run, ws, &changes, parent, g0, list)?)
+                            let (count, walked) = invalidate_bottom_up(&run, ws, &changes, dist, parent, g0, list)?;
+                            if walked {
+                                stats.visits.invalidate += n as i64;
+                            }
+                            Invalidation::Listed(count)
                         }
                     };
                 }

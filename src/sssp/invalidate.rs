@@ -279,12 +279,17 @@ fn tree_level<E: Exec>(
 /// Bottom-up invalidation of caller-owned arrays: every vertex is resolved by walking up its
 /// parents (detecting cycles); the invalidated ones are stamped `g0` and the states left unknown
 /// again; with `list` they are also appended to the candidates. Returns how many were
-/// invalidated.
-pub(super) fn invalidate_bottom_up<E: Exec>(run: &Run<'_, E>, ws: &Workspace, c: &Changes<'_>, parent: &[i32], g0: i32, list: bool) -> Result<usize> {
+/// invalidated, and whether the vertices were walked: where the changes hold no root and every
+/// parent is closer to the source than its child ([`descending`]), there is nothing to
+/// invalidate and no cycle to find, so they are not.
+pub(super) fn invalidate_bottom_up<E: Exec>(run: &Run<'_, E>, ws: &Workspace, c: &Changes<'_>, dist: &[i64], parent: &[i32], g0: i32, list: bool) -> Result<(usize, bool)> {
     let n = parent.len();
     // Every state is UNKNOWN between runs (each run that sets one resets it).
     debug_assert!(ws.state[..n].iter().all(|s| s.load(Relaxed) == UNKNOWN));
     let roots = mark_roots(ws, c, parent);
+    if roots == 0 && descending(run.exec, dist, parent) {
+        return Ok((0, false));
+    }
     let walked = invalidate_subtrees(run, ws, parent);
     run.exec.for_chunks(n, GRAIN_VERTICES * 4, |r| {
         let mut cand = Appender::new(&ws.candidates);
@@ -298,7 +303,28 @@ pub(super) fn invalidate_bottom_up<E: Exec>(run: &Run<'_, E>, ws: &Workspace, c:
             ws.state[v].store(UNKNOWN, Relaxed);
         }
     });
-    Ok(roots + walked?)
+    Ok((roots + walked?, true))
+}
+
+/// Whether `dist[parent[v]] < dist[v]` wherever v has a parent (in range, as checked before):
+/// then no parent path closes a cycle, since its distances would fall forever. A tree of positive
+/// weights always is so. One pass, a gather per vertex; it stops at the first chunk that is not.
+fn descending<E: Exec>(exec: &E, dist: &[i64], parent: &[i32]) -> bool {
+    let up = AtomicBool::new(false);
+    exec.for_chunks(parent.len(), GRAIN_VERTICES * 4, |r| {
+        if up.load(Relaxed) {
+            return;
+        }
+        let found = r.clone().zip(&parent[r.clone()]).any(|(v, &p)| {
+            // The parents' distances are gathers: asked for ahead.
+            prefetch_at(dist, parent, v + AHEAD);
+            p >= 0 && dist[p as usize] >= dist[v]
+        });
+        if found {
+            up.store(true, Relaxed);
+        }
+    });
+    !up.into_inner()
 }
 
 /// Marks the roots (see [`roots`]) invalid. Returns how many distinct roots there are.
