@@ -19,7 +19,7 @@ use super::invalidate::{count_below_heads, finish_invalidation, invalidate_botto
 use super::near_far::{near_far, Search};
 use super::packing::{Packing, PACKED_INF};
 use super::predict::{predict_affected, shortcut_after_walk, Question};
-use super::prefetch::{prefetch, prefetch_at, AHEAD};
+use super::prefetch::{ask_pull, prefetch, prefetch_at, AHEAD};
 use crate::stats::UpdateStats;
 use crate::resources::team_choice::SearchKind;
 use super::workspace::{Appender, Workspace};
@@ -581,9 +581,14 @@ fn clear_touched<E: Exec>(run: &Run<'_, E>, ws: &Workspace) {
 fn pull<E: Exec>(run: &Run<'_, E>, inn: InView<'_>, ws: &Workspace, g1: i32) {
     let p = run.packing;
     ws.frontier.clear();
+    let old = run.old.as_ref().map(|t| (t.dist, t.parent));
     run.exec.for_chunks(ws.candidates.len(), GRAIN_LIST, |r| {
         let mut frontier = Appender::new(&ws.frontier);
+        let end = r.end;
         for i in r {
+            // The candidates lie anywhere in memory (a batch's heads, or the walk's order): the
+            // reads of later ones are asked for ahead, a stage at a time.
+            ask_pull(&inn, &ws.packed, old, |j| ws.candidates.get(j) as usize, i, end);
             let v = ws.candidates.get(i) as usize;
             let cur = run.word(ws, v);
             let mut best = cur;

@@ -72,6 +72,30 @@ pub(crate) fn ask_heads(out: &OutView<'_>, packed: &[AtomicU64], u: usize) {
     }
 }
 
+/// [`ask_expansion`] for a loop that pulls each listed vertex's best in-edge over the in-rows
+/// `inn`, where a word not yet loaded is read from the old tree `old` (its distances and
+/// parents): the listed vertex's and its tails' entries there are asked for too.
+#[inline(always)]
+pub(crate) fn ask_pull(inn: &OutView<'_>, packed: &[AtomicU64], old: Option<(&[i64], &[i32])>, entry: impl Fn(usize) -> usize, i: usize, end: usize) {
+    ask_expansion(inn, packed, &entry, i, end);
+    let Some((dist, parent)) = old else { return };
+    let ask = |x: usize| {
+        if let (Some(d), Some(p)) = (dist.get(x), parent.get(x)) {
+            prefetch(d);
+            prefetch(p);
+        }
+    };
+    let [a, _, c] = EXPAND_AHEAD;
+    if i + a < end {
+        ask(entry(i + a));
+    }
+    if i + c < end {
+        for &x in inn.col.get(inn.unchecked_row(entry(i + c))).unwrap_or_default() {
+            ask(x as usize);
+        }
+    }
+}
+
 /// In a loop over entries `..end` of a list of vertices to expand (`entry(i)`, below n), at
 /// entry `i`: asks for each stage of the expansion of a later entry. The loop's misses on the
 /// word, the row and the heads' words, one after the other, were most of a static solve's time
