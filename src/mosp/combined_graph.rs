@@ -26,7 +26,7 @@
 use crate::graph::{resize_for_overwrite, resize_for_overwrite_with_room, MAX_OBJECTIVES};
 use crate::sssp::exec::Exec;
 use crate::sssp::run::atomic_i32;
-use std::sync::atomic::{AtomicI32, AtomicI64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI32, AtomicI64, Ordering::Relaxed};
 use crate::sssp::prefetch::{prefetch_at, AHEAD};
 use crate::sssp::run::{InView, OutView};
 
@@ -69,9 +69,21 @@ fn slot_tail(parents: &[&[i32]], v: usize, j: usize, source: usize) -> i32 {
 /// Writes v's K slots: the tails of `parents` and their combined weights (`base` for a self slot).
 #[inline(always)]
 fn write_slots(parents: &[&[i32]], v: usize, source: usize, tails: &mut [i32], weights: &mut [i32], terms: &[i64], base: i64) {
+    write_tails(parents, v, source, tails);
+    write_weights(v, tails, weights, terms, base);
+}
+
+/// The tails of v's K slots.
+#[inline(always)]
+fn write_tails(parents: &[&[i32]], v: usize, source: usize, tails: &mut [i32]) {
     for (j, t) in tails.iter_mut().enumerate() {
         *t = slot_tail(parents, v, j, source);
     }
+}
+
+/// The weights of v's K slots of `tails`.
+#[inline(always)]
+fn write_weights(v: usize, tails: &[i32], weights: &mut [i32], terms: &[i64], base: i64) {
     for (w, &t) in weights.iter_mut().zip(tails.iter()) {
         *w = if t == v as i32 { base as i32 } else { weight_of(tails, t, terms, base) };
     }
@@ -228,7 +240,7 @@ impl CombinedGraph {
         // Row degrees counted in `cap` first.
         self.cap.clear();
         self.cap.resize(n, 0);
-        let (edges, weight_sum) = (AtomicUsize::new(0), AtomicI64::new(0));
+        let weight_sum = AtomicI64::new(0);
         // A count or cursor moved by one; atomically only where chunks run at once (a locked add
         // on one thread cost the grid's build a third more).
         let concurrent = exec.concurrent_loops();
@@ -245,7 +257,6 @@ impl CombinedGraph {
             let cap = atomic_i32(&mut self.cap);
             let (in_tails, in_w) = (atomic_i32(&mut self.in_tails), atomic_i32(&mut self.in_w));
             exec.for_chunks(n, BUILD_GRAIN, |r| {
-                let (mut count, mut sum) = (0, 0);
                 let (mut tails, mut weights) = ([0i32; MAX_OBJECTIVES], [0i32; MAX_OBJECTIVES]);
                 let (tails, weights) = (&mut tails[..k], &mut weights[..k]);
                 for v in r {
@@ -263,7 +274,12 @@ impl CombinedGraph {
                     for p in parents {
                         prefetch_at(cap, p, v + AHEAD);
                     }
-                    write_slots(parents, v, source, tails, weights, terms, base);
+                    // The degrees need the tails only; the weights are made here for the
+                    // slots, and in the second pass for the rows.
+                    write_tails(parents, v, source, tails);
+                    if slots {
+                        write_weights(v, tails, weights, terms, base);
+                    }
                     for j in 0..k {
                         let t = tails[j];
                         if slots {
@@ -272,13 +288,9 @@ impl CombinedGraph {
                         }
                         if first_edge(tails, j, v) {
                             bump(&cap[t as usize]);
-                            count += 1;
-                            sum += weights[j] as i64;
                         }
                     }
                 }
-                edges.fetch_add(count, Relaxed);
-                weight_sum.fetch_add(sum, Relaxed);
             });
         }
         // Starts by a prefix sum; `cap` serves as the rows' cursors while they are filled (a 4n
@@ -302,6 +314,7 @@ impl CombinedGraph {
             let (in_tails, in_w) = (&self.in_tails, &self.in_w);
             exec.for_chunks(n, BUILD_GRAIN, |r| {
                 let (mut made, mut made_w) = ([0i32; MAX_OBJECTIVES], [0i32; MAX_OBJECTIVES]);
+                let mut sum = 0;
                 for v in r {
                     if unreached(parents, v) {
                         continue;
@@ -324,16 +337,18 @@ impl CombinedGraph {
                             let e = bump(&cursor[t as usize]) as usize;
                             col[e].store(v as i32, Relaxed);
                             w[e].store(weights[j], Relaxed);
+                            sum += weights[j] as i64;
                         }
                     }
                 }
+                weight_sum.fetch_add(sum, Relaxed);
             });
         }
         for (b, cap) in self.bounds.chunks_exact_mut(2).zip(self.cap.iter_mut()) {
             b[1] = *cap;
             *cap -= b[0];
         }
-        self.edges = edges.into_inner();
+        self.edges = total;
         self.weight_sum = weight_sum.into_inner();
         self.unused = 0;
         self.valid = true;
