@@ -178,9 +178,18 @@ pub(crate) mod lex {
     /// reading a large file then touches a piece's worth of fresh memory instead of the file's,
     /// whose page faults cost more than parsing it did (docs/performance.md, "The machine").
     /// `Ok(None)` once `f` gives up, or when a whole piece holds no byte to cut at.
-    pub fn read_pieces(path: &Path, cut: impl Fn(u8) -> bool, mut f: impl FnMut(&[u8]) -> Option<()>) -> Result<Option<()>> {
-        use std::io::Read;
+    pub fn read_pieces(path: &Path, cut: impl Fn(u8) -> bool, f: impl FnMut(&[u8]) -> Option<()>) -> Result<Option<()>> {
+        read_pieces_of(path, 0..u64::MAX, cut, f)
+    }
+
+    /// [`read_pieces`] over the bytes `range` of the file only.
+    pub fn read_pieces_of(path: &Path, range: std::ops::Range<u64>, cut: impl Fn(u8) -> bool, mut f: impl FnMut(&[u8]) -> Option<()>) -> Result<Option<()>> {
+        use std::io::{Read, Seek};
         let mut file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        if range.start > 0 {
+            file.seek(std::io::SeekFrom::Start(range.start)).map_err(|e| Error::io(path, e))?;
+        }
+        let mut file = file.take(range.end.saturating_sub(range.start));
         let mut buf = vec![0u8; PIECE];
         let mut held = 0;
         loop {
@@ -206,6 +215,26 @@ pub(crate) mod lex {
             }
             buf.copy_within(end..held, 0);
             held -= end;
+        }
+    }
+
+    /// The offset just after the first newline at or after `at` in the file at `path`, if any
+    /// (where a file of lines can be cut in two).
+    pub fn next_line_start(path: &Path, at: u64) -> Option<u64> {
+        use std::io::{Read, Seek};
+        let mut file = std::fs::File::open(path).ok()?;
+        file.seek(std::io::SeekFrom::Start(at)).ok()?;
+        let mut buf = [0u8; 4096];
+        let mut pos = at;
+        loop {
+            let got = file.read(&mut buf).ok()?;
+            if got == 0 {
+                return None;
+            }
+            if let Some(i) = buf[..got].iter().position(|&b| b == b'\n') {
+                return Some(pos + i as u64 + 1);
+            }
+            pos += got as u64;
         }
     }
 
@@ -708,12 +737,73 @@ impl fast::Sink for Columns {
     }
 }
 
+/// The sink of a Values file's second half (see [`read_values_fast`]): K columns, each with room
+/// for the most lines its `bytes` can hold (a line of K weights takes 2K bytes or more).
+struct HalfSink {
+    bytes: usize,
+    cols: Vec<Vec<i32>>,
+}
+
+impl fast::Sink for HalfSink {
+    fn start(&mut self, k: usize) -> usize {
+        if k > crate::graph::MAX_OBJECTIVES {
+            return 0;
+        }
+        let room = self.bytes / (2 * k) + 1;
+        self.cols = (0..k).map(|_| Vec::with_capacity(room)).collect();
+        usize::MAX
+    }
+    fn put(&mut self, _e: usize, j: usize, w: i32) {
+        self.cols[j].push(w);
+    }
+}
+
 /// A triplet as the fast path reads it: checked, the weights in K columns.
 struct Triplet {
     row_ptr: Vec<i32>,
     col_ind: Vec<i32>,
     columns: Vec<Vec<i32>>,
     facts: Vec<crate::graph::csr::ColumnFacts>,
+}
+
+/// Values files from this size on are parsed in two halves at once: the Values file is the
+/// largest of the three and its parse the longest (the 1000^2 grid's 37 MB: 150-160 ms, while
+/// its ColInd took 45), so that the read waited on it alone.
+const SPLIT_VALUES_FROM: usize = 4 << 20;
+
+/// The fast path's Values file: `m` lines of weights into K columns, and K. A large file's second
+/// half is parsed on a thread of `scope`, edge-major, and joined to the first half's columns.
+fn read_values_fast<'s>(scope: &'s std::thread::Scope<'s, '_>, path: &'s Path, m: usize) -> Option<(usize, Vec<Vec<i32>>)> {
+    let newline = |b| b == b'\n';
+    let len = lex::file_len(path);
+    let cut = (len >= SPLIT_VALUES_FROM).then(|| lex::next_line_start(path, len as u64 / 2)).flatten();
+    let second = cut.map(|at| {
+        scope.spawn(move || {
+            let mut half = HalfSink { bytes: len - at as usize, cols: Vec::new() };
+            let mut v = fast::Values::default();
+            lex::read_pieces_of(path, at..u64::MAX, newline, |piece| v.feed(piece, &mut half)).ok()??;
+            Some((v.k, v.lines, half.cols))
+        })
+    });
+    let mut sink = Columns { m, cols: Vec::new() };
+    let mut v = fast::Values::default();
+    lex::read_pieces_of(path, 0..cut.unwrap_or(u64::MAX), newline, |piece| v.feed(piece, &mut sink)).ok()??;
+    let mut lines = v.lines;
+    if let Some(h) = second {
+        let (k, more, weights) = h.join().ok()??;
+        // The halves' lines must agree on K (an empty half has none); the second half's weights
+        // go after the first's, line by line.
+        if more > 0 {
+            if k != v.k || v.k == 0 {
+                return None;
+            }
+            for (col, rest) in sink.cols.iter_mut().zip(&weights) {
+                col.extend_from_slice(rest);
+            }
+        }
+        lines += more;
+    }
+    (lines == m).then_some((v.k, sink.cols))
 }
 
 /// The fast path of [`read_csr`] and [`read_graph`]: `None` for a file it does not take.
@@ -732,12 +822,7 @@ fn read_triplet_fast(prefix: &Path, k: Option<usize>) -> Option<Triplet> {
             lex::read_pieces(&ci_path, lex::is_space, |piece| fast::ints(piece, n as u64 - 1, &mut col)).ok()??;
             (col.len() == m).then_some(col)
         });
-        let values = (|| {
-            let mut sink = Columns { m, cols: Vec::new() };
-            let mut v = fast::Values::default();
-            lex::read_pieces(&val_path, |b| b == b'\n', |piece| v.feed(piece, &mut sink)).ok()??;
-            (v.lines == m).then_some((v.k, sink.cols))
-        })();
+        let values = read_values_fast(s, &val_path, m);
         (ci.join().ok().flatten(), values)
     });
     let (col_ind, (kv, mut columns)) = (col_ind?, values?);
@@ -1185,6 +1270,56 @@ mod tests {
         assert_eq!((g.n(), g.m(), g.k()), (2, 0, 2));
         let g = read_graph(&p, Some(2)).unwrap();
         assert_eq!((g.n(), g.m(), g.k()), (2, 0, 2));
+        std::fs::remove_dir_all(dir).ok();
+    }
+
+    /// A Values file large enough to be parsed in two halves gives what the general path reads,
+    /// blank lines and all, and its errors, wherever in the file they are.
+    #[test]
+    fn a_large_values_file_read_in_two_halves_is_the_triplet() {
+        let (p, dir) = tmp_prefix("halves");
+        let m = SPLIT_VALUES_FROM / 8 + 1000;
+        let n = 1000;
+        let rp: Vec<String> = (0..=n).map(|v| (v * m / n).to_string()).collect();
+        let ci: Vec<String> = (0..m).map(|e| ((e * 7919) % n).to_string()).collect();
+        let mut values = String::new();
+        for e in 0..m {
+            // Blank lines here and there, a blank-only one near the middle, a last line without
+            // its newline.
+            if e % 100_003 == 5 || e == m / 2 {
+                values.push_str(if e == m / 2 { " \t\n" } else { "\n" });
+            }
+            values.push_str(&format!("{} {} {}", 1 + e % 97, 1 + e % 89, 1 + (e * 31) % 1_000_003));
+            if e + 1 < m {
+                values.push('\n');
+            }
+        }
+        assert!(values.len() >= SPLIT_VALUES_FROM);
+        write3(&p, &rp.join(" "), &ci.join("\n"), &values);
+        let t = read_csr_triplet(&p).unwrap();
+        let want = Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, crate::graph::WeightLayout::EdgeMajor).unwrap();
+        assert_eq!(read_csr(&p, None).unwrap(), want);
+        assert_eq!(read_graph(&p, None).unwrap().to_csr(), want);
+        // Taken by the fast path itself (not left to the general one).
+        let fast = read_triplet_fast(&p, None).expect("the fast path takes the file");
+        assert_eq!(fast.columns.len(), 3);
+        for (j, col) in fast.columns.iter().enumerate() {
+            assert_eq!(&col[..], want.column(j), "column {j}");
+        }
+        // A bad weight or a short line in the second half, and too few lines: the general
+        // path's errors.
+        for (at, bad) in [(m - 10, "0 1 1"), (3 * m / 4, "1 1"), (m / 4, "1 1 1 1")] {
+            let mut lines: Vec<&str> = values.split('\n').collect();
+            let keep = lines.len() - (m - at);
+            lines[keep] = bad;
+            let text = lines.join("\n");
+            write3(&p, &rp.join(" "), &ci.join("\n"), &text);
+            let slow = read_csr_slow(&p, None).unwrap_err().to_string();
+            assert_eq!(read_csr(&p, None).unwrap_err().to_string(), slow, "{bad} at line {at}");
+        }
+        let short: Vec<&str> = values.split('\n').collect();
+        write3(&p, &rp.join(" "), &ci.join("\n"), &short[..short.len() - 3].join("\n"));
+        assert_eq!(read_csr(&p, None).unwrap_err().to_string(), read_csr_slow(&p, None).unwrap_err().to_string());
         std::fs::remove_dir_all(dir).ok();
     }
 
