@@ -714,12 +714,33 @@ pub fn objectives(k_read: usize, requested: Option<usize>) -> Result<usize> {
     }
 }
 
-/// The K weight columns of m edges, written as a Values file is read (its lines in edge order),
-/// each with the room a graph's rows keep (`SlackRows::column_capacity`), so that a graph takes
-/// them over uncopied.
+/// The K weight columns of a Values file's lines, written as it is read (its lines in edge order),
+/// each with the room `room` gives it: at most `most` lines.
 struct Columns {
-    m: usize,
+    most: usize,
+    room: Room,
     cols: Vec<Vec<i32>>,
+}
+
+/// The room of each column of [`Columns`], once K is known.
+enum Room {
+    /// The room a graph's rows keep for m edges (`SlackRows::column_capacity`), so that a graph
+    /// takes the columns over uncopied.
+    Edges(usize),
+    /// The most lines this many bytes can hold (a line of K weights takes 2K bytes or more).
+    Bytes(usize),
+}
+
+impl Columns {
+    /// The columns of a whole file of m lines.
+    fn of_edges(m: usize) -> Self {
+        Columns { most: m, room: Room::Edges(m), cols: Vec::new() }
+    }
+
+    /// The columns of a file's last `bytes` bytes, however many lines the file has in all.
+    fn of_bytes(bytes: usize) -> Self {
+        Columns { most: usize::MAX, room: Room::Bytes(bytes), cols: Vec::new() }
+    }
 }
 
 impl fast::Sink for Columns {
@@ -727,33 +748,15 @@ impl fast::Sink for Columns {
         if k > crate::graph::MAX_OBJECTIVES {
             return 0;
         }
-        let room = crate::graph::rows::SlackRows::column_capacity(self.m);
+        let room = match self.room {
+            Room::Edges(m) => crate::graph::rows::SlackRows::column_capacity(m),
+            Room::Bytes(bytes) => bytes / (2 * k) + 1,
+        };
         self.cols = (0..k).map(|_| Vec::with_capacity(room)).collect();
-        self.m
+        self.most
     }
     fn put(&mut self, e: usize, j: usize, w: i32) {
         debug_assert_eq!(self.cols[j].len(), e, "the lines come in edge order");
-        self.cols[j].push(w);
-    }
-}
-
-/// The sink of a Values file's second half (see [`read_values_fast`]): K columns, each with room
-/// for the most lines its `bytes` can hold (a line of K weights takes 2K bytes or more).
-struct HalfSink {
-    bytes: usize,
-    cols: Vec<Vec<i32>>,
-}
-
-impl fast::Sink for HalfSink {
-    fn start(&mut self, k: usize) -> usize {
-        if k > crate::graph::MAX_OBJECTIVES {
-            return 0;
-        }
-        let room = self.bytes / (2 * k) + 1;
-        self.cols = (0..k).map(|_| Vec::with_capacity(room)).collect();
-        usize::MAX
-    }
-    fn put(&mut self, _e: usize, j: usize, w: i32) {
         self.cols[j].push(w);
     }
 }
@@ -774,36 +777,39 @@ const SPLIT_VALUES_FROM: usize = 4 << 20;
 /// The fast path's Values file: `m` lines of weights into K columns, and K. A large file's second
 /// half is parsed on a thread of `scope`, edge-major, and joined to the first half's columns.
 fn read_values_fast<'s>(scope: &'s std::thread::Scope<'s, '_>, path: &'s Path, m: usize) -> Option<(usize, Vec<Vec<i32>>)> {
-    let newline = |b| b == b'\n';
     let len = lex::file_len(path);
     let cut = (len >= SPLIT_VALUES_FROM).then(|| lex::next_line_start(path, len as u64 / 2)).flatten();
     let second = cut.map(|at| {
         scope.spawn(move || {
-            let mut half = HalfSink { bytes: len - at as usize, cols: Vec::new() };
-            let mut v = fast::Values::default();
-            lex::read_pieces_of(path, at..u64::MAX, newline, |piece| v.feed(piece, &mut half)).ok()??;
-            Some((v.k, v.lines, half.cols))
+            let mut half = Columns::of_bytes(len - at as usize);
+            parse_values(path, at..u64::MAX, &mut half).map(|v| (v, half.cols))
         })
     });
-    let mut sink = Columns { m, cols: Vec::new() };
-    let mut v = fast::Values::default();
-    lex::read_pieces_of(path, 0..cut.unwrap_or(u64::MAX), newline, |piece| v.feed(piece, &mut sink)).ok()??;
+    let mut sink = Columns::of_edges(m);
+    let v = parse_values(path, 0..cut.unwrap_or(u64::MAX), &mut sink)?;
     let mut lines = v.lines;
     if let Some(h) = second {
-        let (k, more, weights) = h.join().ok()??;
-        // The halves' lines must agree on K (an empty half has none); the second half's weights
-        // go after the first's, line by line.
-        if more > 0 {
-            if k != v.k || v.k == 0 {
+        let (more, weights) = h.join().ok()??;
+        // The halves' lines must agree on K (an empty half has none); the second half's columns
+        // go after the first's.
+        if more.lines > 0 {
+            if more.k != v.k || v.k == 0 {
                 return None;
             }
             for (col, rest) in sink.cols.iter_mut().zip(&weights) {
                 col.extend_from_slice(rest);
             }
         }
-        lines += more;
+        lines += more.lines;
     }
     (lines == m).then_some((v.k, sink.cols))
+}
+
+/// Parses the lines of the bytes `range` of a Values file into `sink`: its K and lines read.
+fn parse_values(path: &Path, range: std::ops::Range<u64>, sink: &mut impl fast::Sink) -> Option<fast::Values> {
+    let mut v = fast::Values::default();
+    lex::read_pieces_of(path, range, |b| b == b'\n', |piece| v.feed(piece, sink)).ok()??;
+    Some(v)
 }
 
 /// The fast path of [`read_csr`] and [`read_graph`]: `None` for a file it does not take.
