@@ -250,7 +250,7 @@ fn update_results(
     let device = res.device().prepare(graph)?;
     let mut lists = res.workspaces().lease(ChangedLists::default);
     let mut ws = lease_workspace(res, n);
-    let had_in_rows = graph.has_in_rows();
+    let had_in_rows = graph.keeps_in_rows();
     let ctx = Ctx { res, graph, device: &device, batch, masks: graph.increase_masks(), facts, original_m, in_rows_ns: std::cell::Cell::new(0) };
     timings.prepare_ns = clock.elapsed().as_nanos() as u64;
     let mut all_stats = Vec::with_capacity(results.len());

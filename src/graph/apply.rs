@@ -1,5 +1,6 @@
 //! A batch applied in place: the originals' batch semantics (deletions first, then upserts),
-//! exactly, on a resident graph's out-rows and, where it is built, its in-rows.
+//! exactly, on a resident graph's out-rows and, where they are built, its in-rows (whose edits are
+//! listed here and made when the in-rows are next read, `lag.rs`).
 //!
 //! Deletions remove the first copy of (u, v) in row order; insertions are upserts (the first copy
 //! takes the insertion's weights, the last insertion of a pair wins; otherwise the edge is
@@ -9,7 +10,8 @@
 //! The in-rows follow with each edge turned around: row v lists the copies of every edge u -> v,
 //! and the copies of one edge keep their order in row u (a fresh build lists them so; a removal
 //! keeps the order of the rest and an append goes last, in both), so "the first copy of u -> v"
-//! is the same copy in both. A change costs a scan of its tail's row and of its head's in-row.
+//! is the same copy in both. A change costs a scan of its tail's row, and of its head's in-row when
+//! that is next read.
 
 use super::batch::BatchView;
 use super::csr::{ColumnFacts, Csr, MAX_EDGES};
@@ -42,9 +44,6 @@ pub(crate) struct ApplyScratch {
     /// (row, change) sorted by row, batch order within a row: deletions are `2 i`, insertions
     /// `2 i + 1`.
     by_row: Vec<(u32, u32)>,
-    /// The heads of the edges the batch removes (`false`) and appends (`true`), for the in-rows'
-    /// room (only the appends count).
-    in_changes: Vec<(u32, bool)>,
     /// One row's (head, copies) while its room is planned.
     copies: Vec<(i32, u32)>,
     /// Per insertion of the row being changed, the K weights of the first copy of its edge
@@ -57,7 +56,7 @@ pub(crate) struct ApplyScratch {
 
 impl ApplyScratch {
     pub(crate) fn bytes(&self) -> usize {
-        8 * (self.masks.capacity() + self.by_row.capacity() + self.in_changes.capacity() + self.copies.capacity()) + 4 * self.before.capacity() + self.had.capacity()
+        8 * (self.masks.capacity() + self.by_row.capacity() + self.copies.capacity()) + 4 * self.before.capacity() + self.had.capacity()
     }
 }
 
@@ -82,10 +81,16 @@ impl Graph {
         // Stable: deletions (all listed first) before insertions, each in batch order.
         s.by_row.sort_by_key(|&(u, _)| u);
         // Room for the rows that will move, reserved before anything changes.
-        let (out_room, in_room) = self.plan_room(batch);
+        let out_room = self.plan_room(batch);
         self.out.reserve_room(out_room)?;
-        if let Some(inn) = self.in_rows.get_mut() {
-            inn.reserve_room(in_room)?;
+        // In-rows in step start to lag: this batch's edits of them are listed, and made when
+        // something first reads them (`lag.rs`).
+        let lag = self.in_lag.get_mut();
+        if let Some(rows) = self.in_rows.take() {
+            lag.start(rows);
+        }
+        if lag.holds_rows() {
+            lag.open_batch();
         }
         let s = &mut self.scratch;
         s.facts.clone_from(&self.facts);
@@ -103,12 +108,11 @@ impl Graph {
         Ok(())
     }
 
-    /// The slots the batch's moves will take at the end of the out-rows and of the in-rows: per
-    /// changed row, its edges removed and appended, counted as the apply will find them (a
-    /// deletion takes a copy if one is left, an insertion appends when no copy of its edge is).
-    fn plan_room(&mut self, batch: &BatchView<'_>) -> (usize, usize) {
+    /// The slots the batch's moves will take at the end of the out-rows: per changed row, its
+    /// edges removed and appended, counted as the apply will find them (a deletion takes a copy if
+    /// one is left, an insertion appends when no copy of its edge is).
+    fn plan_room(&mut self, batch: &BatchView<'_>) -> usize {
         let s = &mut self.scratch;
-        s.in_changes.clear();
         let mut out_room = 0;
         let mut at = 0;
         while at < s.by_row.len() {
@@ -133,36 +137,26 @@ impl Graph {
                     (false, _) => {
                         *copies -= 1;
                         removed += 1;
-                        s.in_changes.push((v as u32, false));
                     }
                     (true, 0) => {
                         *copies = 1;
                         appended += 1;
-                        s.in_changes.push((v as u32, true));
                     }
                 }
             }
             out_room += self.out.room_for(u, removed, appended);
             at = end;
         }
-        let Some(inn) = self.in_rows.get() else { return (out_room, 0) };
-        // An in-row meets its removals and appends in the order of their tails' rows, so its
-        // removals are not counted as room (an append may come first).
-        s.in_changes.sort_unstable();
-        let mut in_room = 0;
-        for group in s.in_changes.chunk_by(|a, b| a.0 == b.0) {
-            let appended = group.iter().filter(|x| x.1).count();
-            in_room += inn.room_for(group[0].0 as usize, 0, appended);
-        }
-        (out_room, in_room)
+        out_room
     }
 
     /// Applies row `u`'s deletions and insertions (`changes`, batch order, deletions first) and
     /// sets its insertions' masks.
     fn change_row(&mut self, u: usize, changes: &[(u32, u32)], batch: &BatchView<'_>) {
         let k = self.k();
-        let Graph { out, in_rows, facts, scratch: s, .. } = self;
-        let mut inn = in_rows.get_mut();
+        let Graph { out, in_lag, facts, scratch: s, .. } = self;
+        let lag = in_lag.get_mut();
+        let listed = lag.holds_rows();
         let first_ins = changes.iter().position(|x| x.1 % 2 == 1).unwrap_or(changes.len());
         let (dels, inss) = changes.split_at(first_ins);
         // The first copies before the batch, for the masks.
@@ -188,9 +182,8 @@ impl Graph {
                 f.remove(out.weight(j, e));
             }
             out.remove(u, e);
-            if let Some(inn) = inn.as_deref_mut() {
-                let s = inn.find(v as usize, u as i32).expect("the in-rows hold every edge");
-                inn.remove(v as usize, s);
+            if listed {
+                lag.remove(v, u);
             }
         }
         for &(_, c) in inss {
@@ -203,9 +196,8 @@ impl Graph {
                         f.add(w[j]);
                     }
                     out.reweight(u, e, |j| w[j]);
-                    if let Some(inn) = inn.as_deref_mut() {
-                        let s = inn.find(v as usize, u as i32).expect("the in-rows hold every edge");
-                        inn.reweight(v as usize, s, |j| w[j]);
+                    if listed {
+                        lag.reweight(v, u, |j| w[j]);
                     }
                 }
                 None => {
@@ -213,8 +205,8 @@ impl Graph {
                         f.add(w[j]);
                     }
                     out.append(u, v, |j| w[j]);
-                    if let Some(inn) = inn.as_deref_mut() {
-                        inn.append(v as usize, u as i32, |j| w[j]);
+                    if listed {
+                        lag.append(v, u, |j| w[j]);
                     }
                 }
             }
@@ -238,6 +230,8 @@ impl Graph {
         if let Some(inn) = self.in_rows.get_mut() {
             inn.commit();
         }
+        let m = self.m();
+        self.in_lag.get_mut().commit(m);
         self.version += 1;
     }
 
@@ -249,6 +243,9 @@ impl Graph {
             self.in_rows.take();
         } else if let Some(inn) = self.in_rows.get_mut() {
             inn.undo();
+        }
+        if let Some(rows) = self.in_lag.get_mut().undo() {
+            let _ = self.in_rows.set(rows);
         }
         std::mem::swap(&mut self.facts, &mut self.scratch.facts);
     }

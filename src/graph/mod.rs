@@ -2,7 +2,8 @@
 //!
 //! A [`Graph`] is resident: a batch changes its rows in place (`apply.rs`), at a cost of what the
 //! batch changes, not of what the graph holds. Its out-rows and, once an update first needs them,
-//! its in-rows have room to grow (`rows.rs`); whatever is copied out ([`Graph::to_csr`]) is the
+//! its in-rows have room to grow (`rows.rs`); the in-rows take a batch's changes when next read
+//! (`lag.rs`); whatever is copied out ([`Graph::to_csr`]) is the
 //! compact CSR the originals' semantics give, row by row. A graph also has an identity (to refuse
 //! results of other graphs) and a version that every applied batch increments (to refuse results
 //! of older states).
@@ -11,6 +12,7 @@ pub mod apply;
 pub mod batch;
 pub mod csr;
 pub mod dijkstra;
+mod lag;
 pub(crate) mod mirror;
 pub(crate) mod rows;
 pub(crate) mod stale;
@@ -24,6 +26,7 @@ pub use csr::{Csr, WeightLayout, MAX_OBJECTIVES};
 pub use rows::Rows;
 
 use apply::ApplyScratch;
+use lag::Lag;
 use csr::ColumnFacts;
 use mirror::Attached;
 use rows::SlackRows;
@@ -58,8 +61,11 @@ pub(crate) fn resize_for_overwrite_with_room<T: Copy + Default>(v: &mut Vec<T>, 
 #[derive(Debug)]
 pub struct Graph {
     out: SlackRows,
-    /// The reverse rows, made when first needed (a repair's pull) and kept in step after.
+    /// The reverse rows in step with the out-rows, made when first needed (a repair's pull).
     in_rows: OnceLock<SlackRows>,
+    /// Or the reverse rows behind by the batches since they were last read, with their edits
+    /// (`lag.rs`); at most one of the two holds rows.
+    in_lag: parking_lot::Mutex<Lag>,
     facts: Vec<ColumnFacts>,
     id: u64,
     version: u64,
@@ -75,6 +81,7 @@ impl Clone for Graph {
         Graph {
             out: self.out.clone(),
             in_rows: self.in_rows.clone(),
+            in_lag: parking_lot::Mutex::new(self.in_lag.lock().clone()),
             facts: self.facts.clone(),
             id: NEXT_GRAPH_ID.fetch_add(1, Ordering::Relaxed),
             version: 0,
@@ -114,6 +121,7 @@ impl Graph {
         Graph {
             out,
             in_rows: OnceLock::new(),
+            in_lag: Default::default(),
             facts,
             id: NEXT_GRAPH_ID.fetch_add(1, Ordering::Relaxed),
             version: 0,
@@ -162,9 +170,10 @@ impl Graph {
         &self.out
     }
 
-    /// The store of the in-rows (made on first use).
+    /// The store of the in-rows: caught up with the batches since they were last read, or made
+    /// when there are none to catch up.
     pub(crate) fn in_store(&self) -> &SlackRows {
-        self.in_rows.get_or_init(|| SlackRows::reversed(&self.out.rows()))
+        self.in_rows.get_or_init(|| self.in_lag.lock().catch_up().unwrap_or_else(|| SlackRows::reversed(&self.out.rows())))
     }
 
     /// The engines' copies of the rows.
@@ -172,9 +181,23 @@ impl Graph {
         &self.mirrors
     }
 
-    /// Whether the in-rows have been made.
+    /// Whether the in-rows are made and in step with the out-rows.
     pub(crate) fn has_in_rows(&self) -> bool {
         self.in_rows.get().is_some()
+    }
+
+    /// Whether the in-rows are made, in step or lagging.
+    pub(crate) fn keeps_in_rows(&self) -> bool {
+        self.has_in_rows() || self.in_lag.lock().holds_rows()
+    }
+
+    /// `f` of the in-rows' store, in step or lagging (the default when there are none), for the
+    /// counts of what the graph holds.
+    fn of_in_rows<T: Default>(&self, f: impl Fn(&SlackRows) -> T) -> T {
+        match self.in_rows.get() {
+            Some(r) => f(r),
+            None => self.in_lag.lock().rows().map(f).unwrap_or_default(),
+        }
     }
 
     /// The compact CSR of the current state, row by row as the originals' semantics give it.
@@ -228,27 +251,27 @@ impl Graph {
     /// Bytes the graph holds: its rows (with their room to grow), its in-rows once made, and the
     /// scratch of its applies.
     pub fn bytes(&self) -> usize {
-        self.out.bytes() + self.in_rows.get().map_or(0, SlackRows::bytes) + self.scratch.bytes()
+        self.out.bytes() + self.in_rows.get().map_or(0, SlackRows::bytes) + self.in_lag.lock().bytes() + self.scratch.bytes()
     }
 
     /// Bytes of the rows alone (out-rows and in-rows once made: bounds, heads and weights, with
     /// the slack rows keep, the room left by rows that moved and the room at the end), without
     /// the undo log, the journal and the apply's scratch that [`Graph::bytes`] adds.
     pub fn row_bytes(&self) -> usize {
-        self.out.row_bytes() + self.in_rows.get().map_or(0, SlackRows::row_bytes)
+        self.out.row_bytes() + self.of_in_rows(SlackRows::row_bytes)
     }
 
     /// Compactions of the rows so far (each rewrites every row; they are amortised over the
     /// batches that left rows moved or slack unused).
     pub fn compactions(&self) -> u64 {
-        self.out.compactions() + self.in_rows.get().map_or(0, SlackRows::compactions)
+        self.out.compactions() + self.of_in_rows(SlackRows::compactions)
     }
 
     /// Times the rows' arrays were given a new size so far: grown when a batch needs more room
     /// than they have, or shrunk after a compaction left a quarter unused. Like a compaction, each
     /// moves the arrays (and is amortised over the batches that did not need one).
     pub fn resizes(&self) -> u64 {
-        self.out.resizes() + self.in_rows.get().map_or(0, SlackRows::resizes)
+        self.out.resizes() + self.of_in_rows(SlackRows::resizes)
     }
 
     /// Applies a batch without updating any result (results of the old state become stale).
