@@ -86,9 +86,8 @@ impl Lag {
         self.open = false;
         self.ends.push(self.edits.len());
         if self.edits.len() / (3 + self.k) > m / LAG_SHARE {
-            self.rows = None;
-            self.ends.clear();
-            self.edits.clear();
+            // Their memory goes with them: such a lag comes of large batches.
+            *self = Lag::default();
         }
     }
 
@@ -146,6 +145,12 @@ impl Lag {
         self.ends = ends;
         self.ends.clear();
         self.edits.clear();
+        // The lists keep room for the edits of small batches (a stream of them allocates
+        // nothing), not for the largest lag so far.
+        let keep = (3 + self.k) * (rows.rows().n() / 16 + 1024);
+        if self.edits.capacity() > 4 * keep {
+            self.edits.shrink_to(keep);
+        }
         // The open batch, if any, is now the rows' own: their commit or undo takes it.
         self.open = false;
         ok.then_some(rows)
