@@ -101,12 +101,12 @@ fn objective_facts(g: &mut Graph, batch: &BatchView<'_>, j: usize) -> ObjectiveF
 /// results' stats, the combine step's in the MOSP results' combine stats).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct UpdateTimings {
-    /// Applying the batch to the graph's rows (and its in-rows, once made), and the compaction
-    /// that may follow it once the batch is kept.
+    /// Applying the batch to the graph's rows (listing its edits of the in-rows, once made), and
+    /// the compaction that may follow it once the batch is kept.
     pub apply_ns: u64,
-    /// Building the per-objective change lists, leasing the workspace, and making the graph's
-    /// in-rows if a repair first needed them (a recompute does not; they are kept in step by
-    /// every later batch).
+    /// Building the per-objective change lists, leasing the workspace, and, when a repair first
+    /// reads the graph's in-rows, bringing them up to date with the batches since they were last
+    /// read, or making them (a recompute reads none).
     pub prepare_ns: u64,
 }
 

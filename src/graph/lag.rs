@@ -109,11 +109,10 @@ impl Lag {
     pub(crate) fn catch_up(&mut self) -> Option<SlackRows> {
         let mut rows = self.rows.take()?;
         let stride = 3 + self.k;
-        let ends = std::mem::take(&mut self.ends);
         let open = self.open.then_some(self.edits.len());
         let mut from = 0;
         let mut ok = true;
-        for (i, end) in ends.iter().copied().chain(open).enumerate() {
+        for (i, end) in self.ends.iter().copied().chain(open).enumerate() {
             let batch = &self.edits[from..end];
             from = end;
             self.appended.clear();
@@ -138,19 +137,14 @@ impl Lag {
                     _ => rows.append(v, u, |j| w[j]),
                 }
             }
-            if i < ends.len() {
+            if i < self.ends.len() {
                 rows.commit();
             }
         }
-        self.ends = ends;
         self.ends.clear();
         self.edits.clear();
-        // The lists keep room for the edits of small batches (a stream of them allocates
-        // nothing), not for the largest lag so far.
-        let keep = (3 + self.k) * (rows.rows().n() / 16 + 1024);
-        if self.edits.capacity() > 4 * keep {
-            self.edits.shrink_to(keep);
-        }
+        // Room for a small batch's edits, not for the largest lag so far.
+        super::keep_room(&mut self.edits, stride * super::small_batch(rows.rows().n()));
         // The open batch, if any, is now the rows' own: their commit or undo takes it.
         self.open = false;
         ok.then_some(rows)

@@ -70,13 +70,11 @@ impl Journal {
     /// At a commit: forgets the touches once they pass `n / 16 + 1024` (the capacity stays, so a
     /// stream of small batches allocates nothing).
     pub(crate) fn trim(&mut self, n: usize) {
-        let cap = n / 16 + 1024;
+        let cap = super::small_batch(n);
         if self.rows.len() > cap {
             self.base += self.rows.len() as u64;
             self.rows.clear();
-            if self.rows.capacity() > 4 * cap {
-                self.rows.shrink_to(cap);
-            }
+            super::keep_room(&mut self.rows, cap);
         }
     }
 
@@ -456,7 +454,7 @@ mod tests {
             r.sync(g.out_store(), &mut staging);
         }
         let epoch = g.out_store().journal().point().epoch;
-        let cap = n / 16 + 1024;
+        let cap = crate::graph::small_batch(n);
         for step in 0..cap + 100 {
             // Reweights only: no row moves, so no layout change.
             let u = loop {

@@ -57,6 +57,20 @@ pub(crate) fn resize_for_overwrite_with_room<T: Copy + Default>(v: &mut Vec<T>, 
     grows
 }
 
+/// The changes of a small batch, as a share of the vertices: what the lists a graph keeps between
+/// batches (the rows' journal, the in-rows' edits) keep room for, so that a stream of small
+/// batches allocates nothing while a large batch's room is given back.
+pub(crate) fn small_batch(n: usize) -> usize {
+    n / 16 + 1024
+}
+
+/// Gives back the memory of `v` past `keep` entries once it has room for four times that.
+pub(crate) fn keep_room<T>(v: &mut Vec<T>, keep: usize) {
+    if v.capacity() > 4 * keep {
+        v.shrink_to(keep);
+    }
+}
+
 /// A directed graph with K weight columns, maintained in place under batches of changes.
 #[derive(Debug)]
 pub struct Graph {
