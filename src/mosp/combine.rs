@@ -23,7 +23,7 @@ use super::preferences::Preferences;
 use crate::error::Result;
 use crate::resources::device::Combined;
 use crate::resources::{PooledWorkspace, Resources};
-use crate::sssp::run::is_finite;
+use crate::sssp::run::{is_finite, OutView};
 use crate::sssp::exec::Exec;
 use crate::sssp::{default_delta, engine, with_exec, Fallback, UpdateStats, Workspace};
 
@@ -243,8 +243,8 @@ pub(crate) enum Solved {
     Touched,
 }
 
-/// Brings the combined graph `g` to the trees `parents` (one array per tree) and solves it from
-/// `source` into `dist`/`parent`.
+/// Brings the combined graph `g` to the trees `parents` (one array per tree), solved on `graph`,
+/// and solves it from `source` into `dist`/`parent`.
 ///
 /// `previous`: `dist`/`parent` hold the combined tree of the trees before their last update (the
 /// canonical tree of `g` as it was), which a parallel executor repairs. `largest`: that tree's
@@ -254,6 +254,7 @@ pub(crate) enum Solved {
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn combine_and_solve(
     res: &Resources,
+    graph: &OutView<'_>,
     parents: &[&[i32]],
     touched: Option<&[i32]>,
     source: usize,
@@ -295,7 +296,7 @@ pub(crate) fn combine_and_solve(
                 }
             }
             if !in_place {
-                g.build(e, parents, source, &terms, base, keep);
+                g.build(e, parents, source, &terms, base, keep, Some(graph));
             }
             let delta = default_delta(g.edges(), n, g.weight_sum());
             if repairs {

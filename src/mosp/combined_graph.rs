@@ -18,7 +18,8 @@
 //!   geometric graph's combined solve waited on two cache misses per row), with room for
 //!   `cap[p]` entries from its start. A full build sizes every row to its degree and fills the
 //!   rows by ascending v (the originals' single-threaded order, which the sequential reference's
-//!   counters follow); a removal swaps the row's last entry in; a row that is full moves to the
+//!   counters follow), or, for a graph without slots on a parallel executor, reads each row off
+//!   the graph the trees were solved on, in its order; a removal swaps the row's last entry in; a row that is full moves to the
 //!   end of the arrays with twice the room (at least 2), leaving its old slots unused. Past as
 //!   many unused slots as live ones the next update builds the graph afresh. Row order does not
 //!   change a tree: ties go to the lowest id.
@@ -26,7 +27,7 @@
 use crate::graph::{resize_for_overwrite, resize_for_overwrite_with_room, MAX_OBJECTIVES};
 use crate::sssp::exec::Exec;
 use crate::sssp::run::atomic_i32;
-use std::sync::atomic::{AtomicI32, AtomicI64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicUsize, Ordering::Relaxed};
 use crate::sssp::prefetch::{prefetch_at, AHEAD};
 use crate::sssp::run::{InView, OutView};
 
@@ -53,6 +54,9 @@ pub(crate) struct CombinedGraph {
 
 /// Vertices a thread takes at a time in a build's passes.
 const BUILD_GRAIN: usize = 1 << 14;
+
+/// Rows of the graph up to this long drop a repeated combined edge by a look along the row.
+const DEDUP_SCAN: usize = 32;
 
 /// Tree j's parent of `v`, or `v` itself where it has none or `v` is the source, which has no
 /// in-edges (the slot's form).
@@ -193,7 +197,20 @@ impl CombinedGraph {
     /// Builds the graph of `parents` afresh; `source` has no in-edges. Without `slots` only the
     /// out-rows are made (a search needs no more): the graph cannot then be changed in place or
     /// pulled over, and costs 1 + 2K words a vertex less (`has_slots`).
-    pub(crate) fn build<E: Exec>(&mut self, exec: &E, parents: &[&[i32]], source: usize, terms: &[i64], base: i64, slots: bool) {
+    ///
+    /// `graph`: the rows the trees were solved on, where known. A parallel executor then builds a
+    /// graph without slots from them in one pass (see [`CombinedGraph::build_rows_by_graph`]).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn build<E: Exec>(
+        &mut self,
+        exec: &E,
+        parents: &[&[i32]],
+        source: usize,
+        terms: &[i64],
+        base: i64,
+        slots: bool,
+        graph: Option<&OutView<'_>>,
+    ) {
         let (n, k) = (parents.first().map_or(0, |p| p.len()), parents.len());
         if k == 0 {
             // No trees (a MOSP result always has one or more): nothing to build.
@@ -211,6 +228,18 @@ impl CombinedGraph {
         self.k = k;
         self.source = source;
         // Two to four trees are the common case: their loops are unrolled at compile time.
+        let graph = graph.filter(|g| !slots && !exec.reference() && g.n == n && g.guard.is_none());
+        if let Some(g) = graph {
+            let built = match k {
+                2 => self.build_rows_by_graph::<2, E>(exec, parents, g, n, terms, base),
+                3 => self.build_rows_by_graph::<3, E>(exec, parents, g, n, terms, base),
+                4 => self.build_rows_by_graph::<4, E>(exec, parents, g, n, terms, base),
+                _ => self.build_rows_by_graph::<0, E>(exec, parents, g, n, terms, base),
+            };
+            if built {
+                return;
+            }
+        }
         match k {
             2 => self.build_rows::<2, E>(exec, parents, n, terms, base, slots),
             3 => self.build_rows::<3, E>(exec, parents, n, terms, base, slots),
@@ -352,6 +381,141 @@ impl CombinedGraph {
         self.weight_sum = weight_sum.into_inner();
         self.unused = 0;
         self.valid = true;
+    }
+
+    /// The rows alone (no slots) of [`CombinedGraph::build`], read off `graph`, the rows the
+    /// trees were solved on: row p is the edges p -> v of `graph` where p is v's parent in some
+    /// tree, in `graph`'s order. A pass over the trees counts the edges by the chunk of their
+    /// tail, then one pass over the rows, in order, writes every row whole at its chunk's offset,
+    /// where [`CombinedGraph::build_rows`] counts and scatters by tail. False, with the rows left
+    /// unusable, when `graph` lacks a tree's parent edge (adopted trees' parents are only trusted
+    /// to be edges): the count of a chunk's edges then tells, and the caller builds by the trees.
+    fn build_rows_by_graph<const K: usize, E: Exec>(&mut self, exec: &E, parents: &[&[i32]], graph: &OutView<'_>, n: usize, terms: &[i64], base: i64) -> bool {
+        let k = if K == 0 { self.k } else { K };
+        let source = self.source;
+        let chunks = n.div_ceil(BUILD_GRAIN);
+        let mut held: [&[i32]; MAX_OBJECTIVES] = [&[]; MAX_OBJECTIVES];
+        held[..k].copy_from_slice(parents);
+        let parents = &held[..k];
+        let counts: Vec<AtomicUsize> = (0..chunks).map(|_| AtomicUsize::new(0)).collect();
+        exec.for_chunks(n, BUILD_GRAIN, |r| {
+            let mut local = vec![0usize; chunks];
+            let mut tails = [0i32; MAX_OBJECTIVES];
+            let tails = &mut tails[..k];
+            for v in r {
+                if unreached(parents, v) {
+                    continue;
+                }
+                write_tails(parents, v, source, tails);
+                for j in 0..k {
+                    // Without a branch (whether two trees share a parent is a coin toss); a
+                    // self slot's tail is v, in range.
+                    local[tails[j] as usize / BUILD_GRAIN] += first_edge(tails, j, v) as usize;
+                }
+            }
+            for (c, &x) in counts.iter().zip(&local) {
+                if x > 0 {
+                    c.fetch_add(x, Relaxed);
+                }
+            }
+        });
+        let mut starts = Vec::with_capacity(chunks + 1);
+        let mut at = 0usize;
+        starts.push(0);
+        for c in &counts {
+            at += c.load(Relaxed);
+            starts.push(at);
+        }
+        let total = at;
+        if total > i32::MAX as usize {
+            return false;
+        }
+        // A graph without slots is never changed in place: no room for rows that move.
+        resize_for_overwrite(&mut self.col, total);
+        resize_for_overwrite(&mut self.w, total);
+        resize_for_overwrite(&mut self.bounds, 2 * n);
+        resize_for_overwrite(&mut self.cap, n);
+        let (weight_sum, short) = (AtomicI64::new(0), AtomicBool::new(false));
+        {
+            let (col, w) = (atomic_i32(&mut self.col), atomic_i32(&mut self.w));
+            let (bounds, cap) = (atomic_i32(&mut self.bounds), atomic_i32(&mut self.cap));
+            exec.for_chunks(n, BUILD_GRAIN, |r| {
+                let (mut at, end) = (starts[r.start / BUILD_GRAIN], starts[r.end.div_ceil(BUILD_GRAIN)]);
+                let mut tails = [0i32; MAX_OBJECTIVES];
+                let tails = &mut tails[..k];
+                let mut long_row: Vec<(i32, i32)> = Vec::new();
+                let mut sum = 0i64;
+                for p in r {
+                    let s = at;
+                    // A vertex no tree reaches is no tree's parent.
+                    if p == source || !unreached(parents, p) {
+                        let row = graph.unchecked_row(p);
+                        let heads = &graph.col[row];
+                        // Parallel edges make a combined edge twice: the repeat (a head seen
+                        // earlier in the row) is dropped, by a look back where the row is short,
+                        // by a sort where it is long.
+                        let long = heads.len() > DEDUP_SCAN;
+                        long_row.clear();
+                        for (i, &v) in heads.iter().enumerate() {
+                            // Without branches: whether p is v's parent in a tree is a coin
+                            // toss. An entry is written at `at` either way and kept by moving
+                            // past it; v's self slots (the source's too) never hold p.
+                            write_tails(parents, v as usize, source, tails);
+                            let hit = tails.iter().fold(false, |h, &t| h | (t == p as i32)) & (v != p as i32);
+                            let x = weight_of(tails, p as i32, terms, base);
+                            if long {
+                                if hit {
+                                    long_row.push((v, x));
+                                }
+                                continue;
+                            }
+                            let keep = hit & !heads[..i].iter().fold(false, |d, &u| d | (u == v));
+                            if at < end {
+                                col[at].store(v, Relaxed);
+                                w[at].store(x, Relaxed);
+                            }
+                            at += keep as usize;
+                            sum += std::hint::select_unpredictable(keep, x as i64, 0);
+                        }
+                        if at > end {
+                            short.store(true, Relaxed);
+                            return;
+                        }
+                        if long {
+                            long_row.sort_unstable();
+                            long_row.dedup_by_key(|e| e.0);
+                            if long_row.len() > end - at {
+                                short.store(true, Relaxed);
+                                return;
+                            }
+                            for &(v, x) in &long_row {
+                                col[at].store(v, Relaxed);
+                                w[at].store(x, Relaxed);
+                                sum += x as i64;
+                                at += 1;
+                            }
+                        }
+                    }
+                    bounds[2 * p].store(s as i32, Relaxed);
+                    bounds[2 * p + 1].store(at as i32, Relaxed);
+                    cap[p].store((at - s) as i32, Relaxed);
+                }
+                // Fewer edges than the trees' parents: some parent edge is not in `graph`.
+                if at != end {
+                    short.store(true, Relaxed);
+                }
+                weight_sum.fetch_add(sum, Relaxed);
+            });
+        }
+        if short.into_inner() {
+            self.valid = false;
+            return false;
+        }
+        self.edges = total;
+        self.weight_sum = weight_sum.into_inner();
+        self.unused = 0;
+        self.valid = true;
+        true
     }
 
     /// Brings v's in-edges, and the out-rows of its old and new parents, to `parents`.
@@ -496,8 +660,8 @@ mod tests {
             }
             let p: Vec<&[i32]> = trees.iter().map(Vec::as_slice).collect();
             let (mut par, mut seq) = (CombinedGraph::default(), CombinedGraph::default());
-            par.build(&exec, &p, source, &terms, base, true);
-            seq.build(&crate::sssp::exec::Sequential, &p, source, &terms, base, true);
+            par.build(&exec, &p, source, &terms, base, true, None);
+            seq.build(&crate::sssp::exec::Sequential, &p, source, &terms, base, true, None);
             let want = by_definition(&trees, source, &terms, base);
             assert_eq!(edges_of(&par, n), want, "K = {}", terms.len());
             assert_eq!((par.edges(), par.weight_sum()), (seq.edges(), seq.weight_sum()));
@@ -515,13 +679,125 @@ mod tests {
             for (g, e) in [(&mut par, true), (&mut seq, false)] {
                 let before = (g.bounds.clone(), g.col[..g.edges()].to_vec(), g.w[..g.edges()].to_vec());
                 if e {
-                    g.build(&exec, &p, source, &terms, base, false);
+                    g.build(&exec, &p, source, &terms, base, false, None);
                     assert_eq!(edges_of(g, n), want);
                 } else {
-                    g.build(&crate::sssp::exec::Sequential, &p, source, &terms, base, false);
+                    g.build(&crate::sssp::exec::Sequential, &p, source, &terms, base, false, None);
                     assert_eq!((g.bounds.clone(), g.col[..g.edges()].to_vec(), g.w[..g.edges()].to_vec()), before);
                 }
                 assert!(!g.has_slots() && !g.fits(n, terms.len()) && g.in_tails.capacity() == 0);
+            }
+        }
+    }
+
+    /// A CSR with every tree edge of `trees`, each repeated at random (parallel edges), random
+    /// other edges and self-loops, and a row from `hub` longer than a look back covers.
+    fn graph_of(rng: &mut Mt19937, trees: &[Vec<i32>], hub: usize) -> (Vec<i32>, Vec<i32>) {
+        let n = trees[0].len();
+        let mut rows: Vec<Vec<i32>> = vec![Vec::new(); n];
+        for t in trees {
+            for (v, &p) in t.iter().enumerate() {
+                if p >= 0 {
+                    rows[p as usize].push(v as i32);
+                }
+            }
+        }
+        for (u, row) in rows.iter_mut().enumerate() {
+            match rng.next_u32() % 6 {
+                0 => row.push(u as i32),
+                1 => row.push((rng.next_u32() % n as u32) as i32),
+                2 if !row.is_empty() => row.push(row[0]),
+                _ => {}
+            }
+            for i in (1..row.len()).rev() {
+                row.swap(i, rng.next_u32() as usize % (i + 1));
+            }
+        }
+        let heads: Vec<i32> = (0..3 * DEDUP_SCAN).map(|i| ((hub + 1 + i % (2 * DEDUP_SCAN)) % n) as i32).collect();
+        rows[hub].extend(heads);
+        let mut row_ptr = vec![0i32];
+        let mut col = Vec::new();
+        for row in rows {
+            col.extend(row);
+            row_ptr.push(col.len() as i32);
+        }
+        (row_ptr, col)
+    }
+
+    #[test]
+    fn built_from_the_graph_it_is_the_graph_of_its_trees() {
+        let pools: Vec<rayon::ThreadPool> = [1, 3].iter().map(|&t| rayon::ThreadPoolBuilder::new().num_threads(t).build().unwrap()).collect();
+        let (lock, choice) = (parking_lot::Mutex::new(()), crate::resources::team_choice::TeamChoice::default());
+        let (n, source) = (3 * BUILD_GRAIN + 17, 11);
+        let mut rng = Mt19937::new(23);
+        let near: Vec<i32> = (0..n).map(|v| ((v + n - 1) % n) as i32).collect();
+        for terms in [vec![6i64, 3, 2], vec![60, 30, 20, 15, 12]] {
+            let base = 60 * (terms.len() as i64 + 1);
+            let mut trees: Vec<Vec<i32>> = terms.iter().map(|_| random_parents(&mut rng, n, &near)).collect();
+            for t in trees.iter_mut() {
+                t[source] = -1;
+                // A run that no tree reaches, and children of the source past a look back's reach.
+                t[BUILD_GRAIN / 2..2 * BUILD_GRAIN].fill(-1);
+                for p in &mut t[source + 1..source + 2 * DEDUP_SCAN] {
+                    if rng.next_u32().is_multiple_of(2) {
+                        *p = source as i32;
+                    }
+                }
+            }
+            // Trees: no parent that no tree reaches (a solved tree's parents are reached).
+            let mut settled = false;
+            while !settled {
+                settled = true;
+                let dead: Vec<bool> = (0..n).map(|v| v != source && trees.iter().all(|t| t[v] < 0)).collect();
+                for t in trees.iter_mut() {
+                    for p in t.iter_mut().filter(|p| **p >= 0 && dead[**p as usize]) {
+                        (*p, settled) = (-1, false);
+                    }
+                }
+            }
+            let (row_ptr, col) = graph_of(&mut rng, &trees, source);
+            let w = vec![1; col.len()];
+            let view = OutView { bounds: &row_ptr, stride: 1, n, col: &col, w: &w, edges: col.len(), guard: None };
+            for pool in &pools {
+                let exec = crate::sssp::exec::Parallel { pool, team_lock: &lock, choice: &choice, inline_all: Default::default() };
+                // The trees' parent edges in the graph; then one that is not (v's parent in tree
+                // 1 moved to a vertex with no edge to v), and one from a vertex that no tree
+                // reaches: both are built by the trees.
+                let mut trees = trees.clone();
+                for case in 0..3 {
+                    if case == 1 {
+                        let v = 3 * BUILD_GRAIN;
+                        let p = (0..n).find(|&p| p != v && !col[row_ptr[p] as usize..row_ptr[p + 1] as usize].contains(&(v as i32))).unwrap();
+                        trees[1][v] = p as i32;
+                    } else if case == 2 {
+                        trees[2][BUILD_GRAIN + 5] = BUILD_GRAIN as i32;
+                    }
+                    let p: Vec<&[i32]> = trees.iter().map(Vec::as_slice).collect();
+                    let mut g = CombinedGraph::default();
+                    g.build(&exec, &p, source, &terms, base, false, Some(&view));
+                    let want = by_definition(&trees, source, &terms, base);
+                    let what = format!("K = {}, {} threads, case {case}", terms.len(), pool.current_num_threads());
+                    assert_eq!(edges_of(&g, n), want, "{what}");
+                    assert_eq!(g.edges(), want.len(), "{what}");
+                    assert_eq!(g.weight_sum(), want.iter().map(|e| e.2 as i64).sum::<i64>(), "{what}");
+                    assert!(!g.has_slots() && g.is_valid(), "{what}");
+                    // Rows are whole and laid end to end, each within its room.
+                    let mut at = 0;
+                    for v in 0..n {
+                        let (s, e) = (g.bounds[2 * v] as usize, g.bounds[2 * v + 1] as usize);
+                        assert!(s == at && e - s == g.cap[v] as usize, "{what}: row {v}");
+                        at = e;
+                    }
+                    if case == 0 {
+                        // Read off the graph, rows follow its order (the source's row aside,
+                        // sorted): here a build by the trees would list them by ascending head.
+                        let (s, e) = (row_ptr[source + 1] as usize, row_ptr[source + 2] as usize);
+                        let mut by_graph: Vec<i32> = col[s..e].iter().copied().filter(|&v| trees.iter().any(|t| t[v as usize] == (source + 1) as i32)).collect();
+                        let mut seen = std::collections::HashSet::new();
+                        by_graph.retain(|&v| v != (source + 1) as i32 && seen.insert(v));
+                        assert_eq!(g.out_row(source + 1), &by_graph[..], "{what}");
+                    }
+                }
             }
         }
     }
@@ -538,7 +814,7 @@ mod tests {
             t[source] = -1;
         }
         let mut g = CombinedGraph::default();
-        g.build(&crate::sssp::exec::Sequential, &trees.iter().map(Vec::as_slice).collect::<Vec<_>>(), source, &terms, base, true);
+        g.build(&crate::sssp::exec::Sequential, &trees.iter().map(Vec::as_slice).collect::<Vec<_>>(), source, &terms, base, true, None);
         assert_eq!(edges_of(&g, n), by_definition(&trees, source, &terms, base));
         let mut moved = false;
         for round in 0..60 {

@@ -291,8 +291,10 @@ impl MospResult {
             combine::sort_distinct(&mut self.touched, graph.n(), &mut cw.bits);
         }
         let touched = std::mem::take(&mut self.touched_listed).then_some(&self.touched[..]);
+        let rows = graph.rows();
         let (stats, solved) = combine::combine_and_solve(
             res,
+            &crate::sssp::view(&rows, 0),
             &parents,
             touched,
             self.source,
