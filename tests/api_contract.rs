@@ -160,8 +160,8 @@ fn unverified_adoption_checks_what_the_originals_check() {
     assert!(adopt(d8, p.clone()).is_ok());
 }
 
-/// On graphs where an update may recompute, one pass finds whether an unverified tree is
-/// canonical: a computed tree is, the same tree with one tie parent moved to another tight
+/// On graphs where an update may recompute (and its fallback lets it), one pass finds whether an
+/// unverified tree is canonical: a computed tree is, the same tree with one tie parent moved to another tight
 /// in-neighbour is not (and is then always repaired, never recomputed).
 #[test]
 fn unverified_adoption_finds_canonical_trees() {
@@ -183,6 +183,10 @@ fn unverified_adoption_finds_canonical_trees() {
     let mut moved = p.clone();
     moved[v] = higher as i32;
     assert!(!adopt(moved).is_canonical());
+    // A tree that is never recomputed is not asked: with `Fallback::Never` the pass is skipped
+    // and the tree is always repaired.
+    let never = SsspOptions { fallback: dyng::Fallback::Never, ..Default::default() };
+    assert!(!SsspResult::from_arrays_unverified(&res, &g, 0, 0, d.clone(), p, false, 20, &never).unwrap().is_canonical());
 }
 
 /// A deferred MOSP result combines once, in its first update, into what a combined one gives.

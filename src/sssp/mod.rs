@@ -395,10 +395,11 @@ impl SsspResult {
     /// gives other trees than theirs, or fails at the path costs. With `canonicalize`, the
     /// originals' one-pass rule first.
     ///
-    /// On graphs where the adaptive update may recompute (from [`ADAPTIVE_MIN_VERTICES`]), one
-    /// pass over the edges (on `res`'s threads) finds whether the tree is canonical: a canonical tree may then be
-    /// recomputed where that is faster (its update and its recompute are the same tree), any other
-    /// is always repaired, keeping the tie choices the batch does not touch, as the originals do.
+    /// On graphs where the adaptive update may recompute (from [`ADAPTIVE_MIN_VERTICES`], and
+    /// `opt.fallback` other than [`Fallback::Never`]), one pass over the edges (on `res`'s
+    /// threads) finds whether the tree is canonical: a canonical tree may then be recomputed where
+    /// that is faster (its update and its recompute are the same tree), any other is always
+    /// repaired, keeping the tie choices the batch does not touch, as the originals do.
     #[allow(clippy::too_many_arguments)]
     pub fn from_arrays_unverified(
         res: &Resources,
@@ -420,7 +421,9 @@ impl SsspResult {
         }
         let bound = Packing::choose(graph.n(), max_weight.max(graph.max_weight(objective) as i64))?.bound;
         let largest = validate::check_unverified(source, &dist, &parent, bound, &what)?;
-        let canonical = graph.n() >= ADAPTIVE_MIN_VERTICES
+        // Only a recompute needs to know: a tree that is never recomputed is not asked.
+        let canonical = opt.fallback != Fallback::Never
+            && graph.n() >= ADAPTIVE_MIN_VERTICES
             && with_exec!(res, |e| validate::is_canonical(e, &graph.rows(), objective, source, &dist, &parent));
         Ok(Self::adopted(graph, source, objective, opt, canonical, dist, parent, Some(largest)))
     }
