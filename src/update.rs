@@ -371,7 +371,7 @@ impl Ctx<'_> {
             let in_rows = || {
                 let clock = std::time::Instant::now();
                 let made = self.graph.has_in_rows();
-                let v = view(&self.graph.in_rows(), j);
+                let v = view(&with_exec!(self.res, |e| self.graph.in_store_on(e)).rows(), j);
                 if !made {
                     self.in_rows_ns.set(self.in_rows_ns.get() + clock.elapsed().as_nanos() as u64);
                 }

@@ -187,7 +187,12 @@ impl Graph {
     /// The store of the in-rows: caught up with the batches since they were last read, or made
     /// when there are none to catch up.
     pub(crate) fn in_store(&self) -> &SlackRows {
-        self.in_rows.get_or_init(|| self.in_lag.lock().catch_up().unwrap_or_else(|| SlackRows::reversed(&self.out.rows())))
+        self.in_store_on(&crate::sssp::exec::Sequential)
+    }
+
+    /// [`Graph::in_store`], made on `e`'s threads where there is no lag to catch up.
+    pub(crate) fn in_store_on<E: crate::sssp::exec::Exec>(&self, e: &E) -> &SlackRows {
+        self.in_rows.get_or_init(|| self.in_lag.lock().catch_up().unwrap_or_else(|| SlackRows::reversed_on(e, &self.out.rows())))
     }
 
     /// The engines' copies of the rows.

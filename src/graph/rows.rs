@@ -23,6 +23,11 @@ const MAX_SLOTS: usize = i32::MAX as usize;
 /// Slots never handed to a row (past `used`): no row's mark.
 const FREE: i32 = i32::MIN;
 
+/// Ranges of tails a reverse build splits its passes into where loops run at once (each keeps a
+/// count per row: `REVERSE_PARTS` x 4n bytes while it runs), and the fewest vertices a range takes.
+const REVERSE_PARTS: usize = 2;
+const REVERSE_MIN_PART: usize = 1 << 15;
+
 /// Extra slots a compaction leaves at the end, as a share of the edges (1/32), for rows that move.
 const TAIL_SHARE: usize = 32;
 
@@ -261,45 +266,96 @@ impl SlackRows {
     /// The reverse rows of `rows`: row v lists the tails u of the edges u -> v with their weights,
     /// by ascending tail and, for the copies of one edge, in their order in row u.
     pub(crate) fn reversed(rows: &Rows<'_>) -> Self {
+        Self::reversed_on(&crate::sssp::exec::Sequential, rows)
+    }
+
+    /// [`SlackRows::reversed`], its passes over the edges on `e`'s threads: the tails are split
+    /// into [`REVERSE_PARTS`] ranges where loops run at once, each counting its edges into each
+    /// row first, so that every edge's slot is the one a single pass gives (the same rows).
+    pub(crate) fn reversed_on<E: crate::sssp::exec::Exec>(e: &E, rows: &Rows<'_>) -> Self {
+        use crate::sssp::run::atomic_i32;
+        use std::sync::atomic::Ordering::Relaxed;
         let (n, k, m) = (rows.n(), rows.k(), rows.edges());
+        let parts = if e.concurrent_loops() && n >= REVERSE_PARTS * REVERSE_MIN_PART { REVERSE_PARTS } else { 1 };
+        let part = n.div_ceil(parts.max(1)).max(1);
+        let range = |c: usize| (c * part).min(n)..((c + 1) * part).min(n);
+        // The loops' chunks of `part` vertices are the parts. Each part's count of its edges into
+        // each row (`counts[c * n + v]`), then where its first edge into v goes; and where its
+        // edges start in row order (for the slot list).
+        let mut counts = vec![0i32; parts * n];
+        {
+            let counts = atomic_i32(&mut counts);
+            e.for_chunks(n, part, |r| {
+                for c in r.start / part..r.end.div_ceil(part) {
+                    let mine = &counts[c * n..(c + 1) * n];
+                    for u in range(c) {
+                        for &v in &rows.heads()[rows.row(u)] {
+                            let x = &mine[v as usize];
+                            x.store(x.load(Relaxed) + 1, Relaxed);
+                        }
+                    }
+                }
+            });
+        }
         let mut row_ptr = vec![0i32; n + 1];
-        for u in 0..n {
-            for &v in &rows.heads()[rows.row(u)] {
-                row_ptr[v as usize + 1] += 1;
-            }
-        }
         for v in 0..n {
-            row_ptr[v + 1] += row_ptr[v];
+            let mut at = row_ptr[v];
+            for c in 0..parts {
+                let here = counts[c * n + v];
+                counts[c * n + v] = at;
+                at += here;
+            }
+            row_ptr[v + 1] = at;
         }
-        // Each edge's slot in the reverse rows, placed by a cursor per row (`cursor[v]`); each
-        // weight column is then placed in a pass of its own (K + 1 scattered write streams at
-        // once measured slower). They are placed in arrays of the rows' full length at once
-        // (zeroed by the system, so the room stays untouched): a compact copy first, moved into
-        // longer arrays after, had twice the pages to fault in.
+        let mut first_edge = vec![0usize; parts + 1];
+        for c in 0..parts {
+            first_edge[c + 1] = first_edge[c] + range(c).map(|u| rows.row(u).len()).sum::<usize>();
+        }
+        // Each edge's slot in the reverse rows, placed by the cursors; each weight column is then
+        // placed in a pass of its own (K + 1 scattered write streams at once measured slower).
+        // They are placed in arrays of the rows' full length at once (zeroed by the system, so
+        // the room stays untouched): a compact copy first, moved into longer arrays after, had
+        // twice the pages to fault in.
         let slots = Self::slots_for(m, 0);
-        let mut cursor = row_ptr[..n].to_vec();
         let mut tails = vec![0i32; slots];
         tails[m..].fill(FREE);
-        let mut slot_of = Vec::with_capacity(m);
-        for u in 0..n {
-            for &v in &rows.heads()[rows.row(u)] {
-                let s = &mut cursor[v as usize];
-                tails[*s as usize] = u as i32;
-                slot_of.push(*s as u32);
-                *s += 1;
-            }
+        let mut slot_of = vec![0i32; m];
+        {
+            let (cursor, tails, slot_of) = (atomic_i32(&mut counts), atomic_i32(&mut tails), atomic_i32(&mut slot_of));
+            e.for_chunks(n, part, |r| {
+                for c in r.start / part..r.end.div_ceil(part) {
+                    let cursor = &cursor[c * n..(c + 1) * n];
+                    let mut e = first_edge[c];
+                    for u in range(c) {
+                        for &v in &rows.heads()[rows.row(u)] {
+                            let x = &cursor[v as usize];
+                            let s = x.load(Relaxed);
+                            x.store(s + 1, Relaxed);
+                            tails[s as usize].store(u as i32, Relaxed);
+                            slot_of[e].store(s, Relaxed);
+                            e += 1;
+                        }
+                    }
+                }
+            });
         }
+        drop(counts);
         let weights = (0..k)
             .map(|j| {
                 let col = rows.column(j);
                 let mut out = vec![0i32; slots];
-                let mut e = 0;
-                for u in 0..n {
-                    for &w in &col[rows.row(u)] {
-                        out[slot_of[e] as usize] = w;
-                        e += 1;
+                let at = atomic_i32(&mut out);
+                e.for_chunks(n, part, |r| {
+                    for (c, &first) in first_edge.iter().enumerate().take(r.end.div_ceil(part)).skip(r.start / part) {
+                        let mut e = first;
+                        for u in range(c) {
+                            for &w in &col[rows.row(u)] {
+                                at[slot_of[e] as usize].store(w, Relaxed);
+                                e += 1;
+                            }
+                        }
                     }
-                }
+                });
                 out
             })
             .collect();
@@ -772,6 +828,47 @@ mod tests {
         s.append(3, 0, |_| 8);
         assert_eq!(rows_of(&s)[5], vec![(0, vec![7])]);
         assert_eq!(rows_of(&s)[3], vec![(0, vec![8])]);
+    }
+
+    #[test]
+    fn reversed_on_threads_is_the_reverse_of_one_pass() {
+        // Parts of more than the least a part takes, parallel edges and rows of room (a store
+        // read at stride 2): the same slots, tails and weights as the one-pass build.
+        let n = 2 * REVERSE_MIN_PART + 77;
+        let mut rng = crate::io::generators::rng::Mt19937::new(3);
+        let mut row_ptr = vec![0i32];
+        let (mut col, mut w0, mut w1) = (Vec::new(), Vec::new(), Vec::new());
+        for u in 0..n {
+            for _ in 0..rng.next_u32() % 5 {
+                let v = if rng.next_u32().is_multiple_of(4) { (u + 1) % n } else { rng.next_u32() as usize % n };
+                col.push(v as i32);
+                w0.push((rng.next_u32() % 100 + 1) as i32);
+                w1.push((rng.next_u32() % 100 + 1) as i32);
+            }
+            if u % 7 == 0 && !col.is_empty() {
+                // A repeat of the row's last edge.
+                col.push(*col.last().unwrap());
+                w0.push(1);
+                w1.push(2);
+            }
+            row_ptr.push(col.len() as i32);
+        }
+        let m = col.len();
+        let store = SlackRows::assemble(n, 2, &row_ptr, m, col, vec![w0, w1]);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+        let (lock, choice) = (parking_lot::Mutex::new(()), crate::resources::team_choice::TeamChoice::default());
+        let exec = crate::sssp::exec::Parallel { pool: &pool, team_lock: &lock, choice: &choice, inline_all: Default::default() };
+        let (one, many) = (SlackRows::reversed(&store.rows()), SlackRows::reversed_on(&exec, &store.rows()));
+        assert_eq!((&one.bounds, &one.heads, &one.weights), (&many.bounds, &many.heads, &many.weights));
+        assert_eq!((one.edges, one.used, one.slots), (many.edges, many.used, many.slots));
+        // And the one pass is the reverse: every edge u -> v once in row v, by ascending tail.
+        let mut want: Vec<Vec<(i32, Vec<i32>)>> = vec![Vec::new(); n];
+        for (u, row) in rows_of(&store).into_iter().enumerate() {
+            for (v, ws) in row {
+                want[v as usize].push((u as i32, ws));
+            }
+        }
+        assert_eq!(rows_of(&many), want);
     }
 
     #[test]

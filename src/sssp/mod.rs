@@ -766,7 +766,7 @@ pub fn sosp_update_arrays(
     };
     res.device().update_arrays(res, || graph.to_csr(), set, source, delta, max_weight, dist, parent, |dist, parent| {
         let built = match (reverse, repairs) {
-            (None, true) => Some(crate::graph::rows::SlackRows::reversed(&graph.rows())),
+            (None, true) => Some(with_exec!(res, |e| crate::graph::rows::SlackRows::reversed_on(e, &graph.rows()))),
             _ => None,
         };
         let inn: InView<'_> = match (&built, reverse) {
