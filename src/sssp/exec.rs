@@ -43,7 +43,8 @@ pub(crate) trait Exec: Sync {
     /// [`Exec::solo`]).
     fn team<F: Fn(&Team<'_>) + Sync>(&self, solo: bool, f: F);
     /// True when a search of `kind` over `n` vertices and `m` edges runs on one member: always when
-    /// sequential, on a one-thread pool or below [`TEAM_MIN_VERTICES`] vertices, and otherwise,
+    /// sequential, on a one-thread pool or where it can reach fewer than [`TEAM_MIN_VERTICES`]
+    /// vertices (below that many, or with fewer edges), and otherwise,
     /// for a repair, when one member has lately been clearly faster than a team (`TeamChoice`),
     /// or when it touches fewer vertices than a choice is timed on (`work`, where known).
     /// Asked once per search.
@@ -317,10 +318,12 @@ impl Parallel<'_> {
         });
     }
 
-    /// True when a team for a search of `n` vertices has one member: the pool has one thread,
-    /// or the graph is below [`TEAM_MIN_VERTICES`].
-    fn one_member(&self, n: usize) -> bool {
-        self.pool.current_num_threads() == 1 || n < TEAM_MIN_VERTICES
+    /// True when a team for a search of `n` vertices and `m` edges has one member: the pool has
+    /// one thread, or the search can reach fewer than [`TEAM_MIN_VERTICES`] vertices (at most
+    /// m + 1 of the n: usroads' combined graph from vertex 0 has 352 edges in 129K rows, whose
+    /// search took 95-121 us as a team of two, 19-22 on one member).
+    fn one_member(&self, n: usize, m: usize) -> bool {
+        self.pool.current_num_threads() == 1 || n.min(m.saturating_add(1)) < TEAM_MIN_VERTICES
     }
 
     /// True when the team-or-solo choice decides a search of `kind` over `n` vertices: a repair
@@ -328,8 +331,8 @@ impl Parallel<'_> {
     /// rounds are wide enough for a team to win wherever the host lets it, and choosing for
     /// them too made the two sides of the bench's ratios take different ways (bremen at 2
     /// threads, fallback rows: 0.93-1.07 with teams, outliers up to 1.51 with the choice).
-    fn chooses(&self, kind: SearchKind, n: usize) -> bool {
-        kind == SearchKind::Repair && !self.one_member(n)
+    fn chooses(&self, kind: SearchKind, n: usize, m: usize) -> bool {
+        kind == SearchKind::Repair && !self.one_member(n, m)
     }
 }
 
@@ -398,10 +401,10 @@ impl Exec for Parallel<'_> {
         least.into_inner()
     }
     fn solo(&self, kind: SearchKind, n: usize, m: usize, work: Option<usize>) -> bool {
-        if self.chooses(kind, n) {
+        if self.chooses(kind, n, m) {
             self.choice.solo(kind, n, m, work)
         } else {
-            self.one_member(n)
+            self.one_member(n, m)
         }
     }
     fn bucket_queue(&self) -> bool {
@@ -413,7 +416,7 @@ impl Exec for Parallel<'_> {
     fn searched(&self, kind: SearchKind, n: usize, m: usize, solo: bool, ns: u64, work: usize) {
         // Only searches whose way the choice made are timed for it: others would take its
         // slots for shapes it is never asked about.
-        if self.chooses(kind, n) {
+        if self.chooses(kind, n, m) {
             self.choice.record(kind, n, m, solo, ns, work);
         }
     }
@@ -541,8 +544,12 @@ mod tests {
         let mut seen = seen.into_inner();
         seen.sort();
         assert_eq!(seen, vec![(0, true), (1, false), (2, false)]);
-        // Below the size threshold the caller runs alone.
+        // Below the size threshold the caller runs alone, in vertices or in edges (a search
+        // reaches at most m + 1 vertices), for a solve and for a repair.
         assert!(exec.solo(SearchKind::Static, TEAM_MIN_VERTICES - 1, 4 * TEAM_MIN_VERTICES, None));
+        assert!(exec.solo(SearchKind::Static, 32 * TEAM_MIN_VERTICES, TEAM_MIN_VERTICES - 2, None));
+        assert!(!exec.solo(SearchKind::Static, 32 * TEAM_MIN_VERTICES, TEAM_MIN_VERTICES - 1, None));
+        assert!(exec.solo(SearchKind::Repair, 32 * TEAM_MIN_VERTICES, TEAM_MIN_VERTICES - 2, None));
         let alone = AtomicUsize::new(0);
         exec.team(true, |team| {
             assert!(team.is_alone());
