@@ -715,6 +715,12 @@ fn unwritten_as_inf(w: u64) -> u64 {
 
 /// Writes the words back as distances and parents; returns how many vertices changed and the
 /// largest finite distance (taken on the way: the loop reads every word anyway).
+/// A solve's write-back of fewer vertices runs on the calling thread: waking the pool for it
+/// after a team's search waited about 4 ms in most runs on the 2-core host, where the loop takes
+/// 0.9 ms alone (usroads, 129K vertices: `dyng mosp`'s combined stage at 2 threads 11.1-14.5 ->
+/// 8.2-8.6 ms). The 1000^2 grid's takes 2.9 ms on two threads, 5.6 alone.
+const WRITE_BACK_ALONE_BELOW: usize = 1 << 18;
+
 /// A word read and reset to `NOT_LOADED` for the next run, by the one thread that owns its vertex
 /// in a write-back: a load and a store, where an atomic swap (a locked exchange) made the
 /// combined tree's write-back 8.6 ms of the 1000^2 grid's solve at 1 thread.
@@ -739,7 +745,8 @@ fn unpack<E: Exec>(
     let dist_a = atomic_i64(dist);
     let parent_a = atomic_i32(parent);
     if p.packed_parents() {
-        run.exec.for_chunks(n, GRAIN_VERTICES, |r| {
+        let grain = if n < WRITE_BACK_ALONE_BELOW { n } else { GRAIN_VERTICES };
+        run.exec.for_chunks(n, grain, |r| {
             let (mut local, mut top) = (0, 0);
             for v in r {
                 let w = unwritten_as_inf(take_word(&ws.packed[v]));
