@@ -277,7 +277,7 @@ impl SlackRows {
         use std::sync::atomic::Ordering::Relaxed;
         let (n, k, m) = (rows.n(), rows.k(), rows.edges());
         let parts = if e.concurrent_loops() && n >= REVERSE_PARTS * REVERSE_MIN_PART { REVERSE_PARTS } else { 1 };
-        let part = n.div_ceil(parts.max(1)).max(1);
+        let part = n.div_ceil(parts).max(1);
         let range = |c: usize| (c * part).min(n)..((c + 1) * part).min(n);
         // The loops' chunks of `part` vertices are the parts. Each part's count of its edges into
         // each row (`counts[c * n + v]`), then where its first edge into v goes; and where its

@@ -19,10 +19,10 @@
 //!   `cap[p]` entries from its start. A full build sizes every row to its degree and fills the
 //!   rows by ascending v (the originals' single-threaded order, which the sequential reference's
 //!   counters follow), or, for a graph without slots on a parallel executor, reads each row off
-//!   the graph the trees were solved on, in its order; a removal swaps the row's last entry in; a row that is full moves to the
-//!   end of the arrays with twice the room (at least 2), leaving its old slots unused. Past as
-//!   many unused slots as live ones the next update builds the graph afresh. Row order does not
-//!   change a tree: ties go to the lowest id.
+//!   the graph the trees were solved on, in its order; a removal swaps the row's last entry in;
+//!   a row that is full moves to the end of the arrays with twice the room (at least 2), leaving
+//!   its old slots unused. Past as many unused slots as live ones the next update builds the
+//!   graph afresh. Row order does not change a tree: ties go to the lowest id.
 
 use crate::graph::{resize_for_overwrite, resize_for_overwrite_with_room, MAX_OBJECTIVES};
 use crate::sssp::exec::Exec;
@@ -227,7 +227,8 @@ impl CombinedGraph {
         }
         self.k = k;
         self.source = source;
-        // Two to four trees are the common case: their loops are unrolled at compile time.
+        // Two to four trees are the common case: the loops of either build are unrolled for
+        // them at compile time.
         let graph = graph.filter(|g| !slots && !exec.reference() && g.n == n && g.guard.is_none());
         if let Some(g) = graph {
             let built = match k {
