@@ -19,7 +19,8 @@
 //!   `cap[p]` entries from its start. A full build sizes every row to its degree and fills the
 //!   rows by ascending v (the originals' single-threaded order, which the sequential reference's
 //!   counters follow), or, for a graph without slots on a parallel executor, reads each row off
-//!   the graph the trees were solved on, in its order; a removal swaps the row's last entry in;
+//!   the graph the trees were solved on, in its order, end to end under a CSR row pointer (such
+//!   a graph is never changed in place); a removal swaps the row's last entry in;
 //!   a row that is full moves to the end of the arrays with twice the room (at least 2), leaving
 //!   its old slots unused. Past as many unused slots as live ones the next update builds the
 //!   graph afresh. Row order does not change a tree: ties go to the lowest id.
@@ -39,9 +40,14 @@ pub(crate) struct CombinedGraph {
     in_ptr: Vec<i32>,
     in_tails: Vec<i32>,
     in_w: Vec<i32>,
-    /// (start, end) of each row.
+    /// (start, end) of each row; with `row_ptr`, the start of each row and the end of the last.
     bounds: Vec<i32>,
+    /// Room of each row (empty with `row_ptr`).
     cap: Vec<i32>,
+    /// Rows laid end to end, never changed in place: `bounds` is a CSR row pointer, which a
+    /// build writes a third of the words of the pairs and `cap` for.
+    row_ptr: bool,
+    n: usize,
     col: Vec<i32>,
     w: Vec<i32>,
     edges: usize,
@@ -137,7 +143,7 @@ impl CombinedGraph {
     }
 
     pub(crate) fn n(&self) -> usize {
-        self.cap.len()
+        self.n
     }
 
     pub(crate) fn edges(&self) -> usize {
@@ -158,7 +164,7 @@ impl CombinedGraph {
     pub(crate) fn out_view(&self) -> OutView<'_> {
         OutView {
             bounds: &self.bounds,
-            stride: 2,
+            stride: if self.row_ptr { 1 } else { 2 },
             n: self.n(),
             col: &self.col,
             w: &self.w,
@@ -187,7 +193,7 @@ impl CombinedGraph {
 
     /// Row p's out-edges: heads and weights.
     pub(crate) fn out_row(&self, p: usize) -> &[i32] {
-        &self.col[self.bounds[2 * p] as usize..self.bounds[2 * p + 1] as usize]
+        &self.col[self.out_view().unchecked_row(p)]
     }
 
     /// Whether one of v's parents in `parents` differs from the one the graph holds.
@@ -230,6 +236,7 @@ impl CombinedGraph {
         }
         self.k = k;
         self.source = source;
+        self.n = n;
         // Two to four trees are the common case: the loops of either build are unrolled for
         // them at compile time.
         let graph = graph.filter(|g| !slots && !exec.reference() && g.n == n && g.guard.is_none());
@@ -254,7 +261,7 @@ impl CombinedGraph {
 
     /// Whether the in-slots were built (see [`CombinedGraph::build`]).
     pub(crate) fn has_slots(&self) -> bool {
-        self.in_tails.len() == self.cap.len() * self.k
+        self.in_tails.len() == self.n * self.k
     }
 
     /// The slots (with `slots`) and rows of [`CombinedGraph::build`]; `K` is the number of
@@ -270,6 +277,7 @@ impl CombinedGraph {
             resize_for_overwrite(&mut self.in_tails, n * k);
             resize_for_overwrite(&mut self.in_w, n * k);
         }
+        self.row_ptr = false;
         // Row degrees counted in `cap` first.
         self.cap.clear();
         self.cap.resize(n, 0);
@@ -437,8 +445,8 @@ impl CombinedGraph {
         // A graph without slots is never changed in place: no room for rows that move.
         resize_for_overwrite(&mut self.col, total);
         resize_for_overwrite(&mut self.w, total);
-        resize_for_overwrite(&mut self.bounds, 2 * n);
-        resize_for_overwrite(&mut self.cap, n);
+        resize_for_overwrite(&mut self.bounds, n + 1);
+        self.cap = Vec::new();
         let (weight_sum, short) = (AtomicI64::new(0), AtomicBool::new(false));
         // With K known, an edge's weight by the set of trees that hold it (a bit each): a
         // compare per tree and a lookup, where the slots' form costs a third of the pass more.
@@ -451,7 +459,7 @@ impl CombinedGraph {
         }
         {
             let (col, w) = (atomic_i32(&mut self.col), atomic_i32(&mut self.w));
-            let (bounds, cap) = (atomic_i32(&mut self.bounds), atomic_i32(&mut self.cap));
+            let bounds = atomic_i32(&mut self.bounds);
             exec.for_chunks(n, BUILD_GRAIN, |r| {
                 let (mut at, end) = (starts[r.start / BUILD_GRAIN], starts[r.end.div_ceil(BUILD_GRAIN)]);
                 let mut tails = [0i32; MAX_OBJECTIVES];
@@ -514,9 +522,7 @@ impl CombinedGraph {
                             }
                         }
                     }
-                    bounds[2 * p].store(s as i32, Relaxed);
-                    bounds[2 * p + 1].store(at as i32, Relaxed);
-                    cap[p].store((at - s) as i32, Relaxed);
+                    bounds[p].store(s as i32, Relaxed);
                 }
                 // Fewer edges than the trees' parents: some parent edge is not in `graph`.
                 if at != end {
@@ -529,6 +535,8 @@ impl CombinedGraph {
             self.valid = false;
             return false;
         }
+        self.bounds[n] = total as i32;
+        self.row_ptr = true;
         self.edges = total;
         self.weight_sum = weight_sum.into_inner();
         self.unused = 0;
@@ -800,12 +808,19 @@ mod tests {
                     assert_eq!(g.edges(), want.len(), "{what}");
                     assert_eq!(g.weight_sum(), want.iter().map(|e| e.2 as i64).sum::<i64>(), "{what}");
                     assert!(!g.has_slots() && g.is_valid(), "{what}");
-                    // Rows are whole and laid end to end, each within its room.
-                    let mut at = 0;
-                    for v in 0..n {
-                        let (s, e) = (g.bounds[2 * v] as usize, g.bounds[2 * v + 1] as usize);
-                        assert!(s == at && e - s == g.cap[v] as usize, "{what}: row {v}");
-                        at = e;
+                    // Rows are whole and laid end to end: under a row pointer when read off the
+                    // graph, else each within its room.
+                    assert_eq!(g.row_ptr, case == 0, "{what}");
+                    if g.row_ptr {
+                        assert!(g.cap.is_empty() && g.bounds.len() == n + 1 && g.bounds[0] == 0 && g.bounds[n] as usize == g.edges(), "{what}");
+                        assert!(g.bounds.windows(2).all(|b| b[0] <= b[1]), "{what}");
+                    } else {
+                        let mut at = 0;
+                        for v in 0..n {
+                            let (s, e) = (g.bounds[2 * v] as usize, g.bounds[2 * v + 1] as usize);
+                            assert!(s == at && e - s == g.cap[v] as usize, "{what}: row {v}");
+                            at = e;
+                        }
                     }
                     if case == 0 {
                         // Read off the graph, rows follow its order (the source's row aside,
