@@ -183,6 +183,18 @@ fn unverified_adoption_finds_canonical_trees() {
     let mut moved = p.clone();
     moved[v] = higher as i32;
     assert!(!adopt(moved).is_canonical());
+    // A parent of lower id whose edge is not tight: no edge is lower than a tight one, but the
+    // tree's own edge into the vertex is missing.
+    let loose = (0..g.n()).find_map(|v| {
+        csr.row_ptr().windows(2).enumerate().find_map(|(u, b)| {
+            let tight = |e: usize| d[u] + csr.column(0)[e] as i64 == d[v];
+            ((b[0] as usize..b[1] as usize).any(|e| csr.col_ind()[e] as usize == v && !tight(e)) && (u as i32) < p[v]).then_some((v, u))
+        })
+    });
+    let (v, u) = loose.expect("a grid vertex has a lower-id in-neighbour off its shortest paths");
+    let mut moved = p.clone();
+    moved[v] = u as i32;
+    assert!(!adopt(moved).is_canonical());
     // A tree that is never recomputed is not asked: with `Fallback::Never` the pass is skipped
     // and the tree is always repaired.
     let never = SsspOptions { fallback: dyng::Fallback::Never, ..Default::default() };

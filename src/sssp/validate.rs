@@ -135,21 +135,25 @@ pub(crate) fn check_unverified(source: usize, dist: &[i64], parent: &[i32], boun
 /// nothing is reported, a tree that is not canonical (or not a shortest-path tree) is only said
 /// not to be.
 pub(crate) fn is_canonical<E: super::exec::Exec>(e: &E, g: &Rows<'_>, j: usize, source: usize, dist: &[i64], parent: &[i32]) -> bool {
-    use std::sync::atomic::{AtomicBool, AtomicU8, Ordering::Relaxed};
+    use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering::Relaxed};
     let (w, col) = (g.column(j), g.heads());
     // Byte v: the tight edge from parent[v] was seen (a byte, so that marking is a plain store,
-    // not a read-modify-write, which as a bit set cost a quarter of the pass).
+    // not a read-modify-write, which as a bit set cost a quarter of the pass). Only row
+    // parent[v] marks v, so each vertex is counted once, and the counts need no pass of their own.
     let tight_parent: Vec<AtomicU8> = (0..g.n()).map(|_| AtomicU8::new(0)).collect();
     let lower = AtomicBool::new(false);
+    let (reached, marked) = (AtomicUsize::new(0), AtomicUsize::new(0));
     e.for_chunks(g.n(), 1 << 14, |r| {
         if lower.load(Relaxed) {
             return;
         }
+        let (mut here, mut seen) = (0, 0);
         for u in r {
             let du = dist[u];
             if !is_finite(du) {
                 continue;
             }
+            here += (u != source) as usize;
             let row = g.row(u);
             for (&v, &wv) in col[row.clone()].iter().zip(&w[row]) {
                 let v = v as usize;
@@ -163,14 +167,17 @@ pub(crate) fn is_canonical<E: super::exec::Exec>(e: &E, g: &Rows<'_>, j: usize, 
                     lower.store(true, Relaxed);
                     return;
                 }
-                if pv == u as i32 {
+                if pv == u as i32 && v != source && tight_parent[v].load(Relaxed) == 0 {
                     tight_parent[v].store(1, Relaxed);
+                    seen += 1;
                 }
             }
         }
+        reached.fetch_add(here, Relaxed);
+        marked.fetch_add(seen, Relaxed);
     });
-    !lower.into_inner()
-        && (0..g.n()).all(|v| v == source || !is_finite(dist[v]) || tight_parent[v].load(Relaxed) == 1)
+    // Every reached vertex but the source has its tight parent edge.
+    !lower.into_inner() && marked.into_inner() == reached.into_inner()
 }
 
 /// The distance check the originals make of a caller's tree before walking it (reference-behaviour
