@@ -39,6 +39,9 @@ pub(crate) struct ColumnFacts {
     pub(crate) sum: i64,
 }
 
+/// Weights [`ColumnFacts::of_slice`] takes at a time (16 KiB).
+const FACTS_CHUNK: usize = 4096;
+
 impl ColumnFacts {
     pub(crate) fn of(w: impl IntoIterator<Item = i32>) -> Self {
         let mut f = ColumnFacts { max: 1, at_max: 0, sum: 0 };
@@ -53,9 +56,39 @@ impl ColumnFacts {
         f
     }
 
+    /// [`ColumnFacts::of`] a slice: by chunks that stay in the cache, each a maximum and a sum
+    /// the compiler vectorizes, and a count of the maximum only where it reaches the largest so
+    /// far (the grid's 12M weights: 27 ms edge by edge, a compare that goes either way).
+    pub(crate) fn of_slice(w: &[i32]) -> Self {
+        let mut f = ColumnFacts { max: 1, at_max: 0, sum: 0 };
+        for chunk in w.chunks(FACTS_CHUNK) {
+            let top = chunk.iter().fold(i32::MIN, |a, &x| a.max(x));
+            f.sum += chunk.iter().map(|&x| x as i64).sum::<i64>();
+            if top >= f.max {
+                let at = chunk.iter().filter(|&&x| x == top).count();
+                if top > f.max {
+                    (f.max, f.at_max) = (top, at);
+                } else {
+                    f.at_max += at;
+                }
+            }
+        }
+        f
+    }
+
+    /// The facts of two parts of a column.
+    pub(crate) fn merge(self, other: Self) -> Self {
+        let sum = self.sum + other.sum;
+        match self.max.cmp(&other.max) {
+            std::cmp::Ordering::Greater => ColumnFacts { sum, ..self },
+            std::cmp::Ordering::Less => ColumnFacts { sum, ..other },
+            std::cmp::Ordering::Equal => ColumnFacts { at_max: self.at_max + other.at_max, sum, ..self },
+        }
+    }
+
     fn of_columns(weights: &[i32], k: usize) -> Vec<Self> {
         let m = weights.len() / k;
-        (0..k).map(|j| ColumnFacts::of(weights[j * m..(j + 1) * m].iter().copied())).collect()
+        (0..k).map(|j| ColumnFacts::of_slice(&weights[j * m..(j + 1) * m])).collect()
     }
 
     /// Counts an edge of weight `w` in.
@@ -387,4 +420,32 @@ pub(crate) fn check_objectives(k: usize) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ColumnFacts, FACTS_CHUNK};
+    use crate::io::generators::rng::Mt19937;
+
+    #[test]
+    fn facts_of_a_slice_are_those_of_its_weights_one_by_one() {
+        let mut rng = Mt19937::new(7);
+        // Empty, below 1 only, one chunk, and several, with the largest weight first met in a
+        // later chunk and tied across chunks.
+        let mut cases = vec![vec![], vec![0, -3]];
+        for len in [5, FACTS_CHUNK, 3 * FACTS_CHUNK + 11] {
+            for top in [3, 1 << 20] {
+                let mut w: Vec<i32> = (0..len).map(|_| (rng.next_u32() % top) as i32 + 1).collect();
+                w[len - 1] = top as i32 + 5;
+                if len > FACTS_CHUNK {
+                    w[FACTS_CHUNK / 2] = top as i32 + 5;
+                    w[len / 2] = top as i32 + 5;
+                }
+                cases.push(w);
+            }
+        }
+        for w in cases {
+            assert_eq!(ColumnFacts::of_slice(&w), ColumnFacts::of(w.iter().copied()), "{} weights", w.len());
+        }
+    }
 }

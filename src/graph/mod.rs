@@ -226,7 +226,7 @@ impl Graph {
         let facts = (0..self.k())
             .map(|j| match self.facts[j] {
                 f if f.exact(m) => f,
-                _ => ColumnFacts::of(weights[j * m..(j + 1) * m].iter().copied()),
+                _ => ColumnFacts::of_slice(&weights[j * m..(j + 1) * m]),
             })
             .collect();
         Csr::from_parts_unchecked(self.n(), self.k(), row_ptr, col_ind, weights, facts)

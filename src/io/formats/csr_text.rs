@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::io::CsrText;
-use crate::graph::{Csr, Graph};
+use crate::graph::{csr::ColumnFacts, Csr, Graph};
 use crate::error::{Error, Result};
 
 /// Byte-level helpers shared by the text readers: token splitting, integer parsing and positions.
@@ -766,7 +766,7 @@ struct Triplet {
     row_ptr: Vec<i32>,
     col_ind: Vec<i32>,
     columns: Vec<Vec<i32>>,
-    facts: Vec<crate::graph::csr::ColumnFacts>,
+    facts: Vec<ColumnFacts>,
 }
 
 /// Values files from this size on are parsed in two halves at once: the Values file is the
@@ -774,22 +774,38 @@ struct Triplet {
 /// its ColInd took 45), so that the read waited on it alone.
 const SPLIT_VALUES_FROM: usize = 4 << 20;
 
-/// The fast path's Values file: `m` lines of weights into K columns, and K. A large file's second
-/// half is parsed on a thread of `scope`, edge-major, and joined to the first half's columns.
-fn read_values_fast<'s>(scope: &'s std::thread::Scope<'s, '_>, path: &'s Path, m: usize) -> Option<(usize, Vec<Vec<i32>>)> {
+/// The second half of a large Values file (from the first line start past its middle), parsed
+/// on a thread of `scope` into columns of its own, with their facts: it needs nothing of the
+/// other files, so it starts before the RowPtr file is read.
+struct SecondHalf<'s> {
+    at: u64,
+    parsed: std::thread::ScopedJoinHandle<'s, Option<ParsedHalf>>,
+}
+
+/// A half's lines, its columns and their facts.
+type ParsedHalf = (fast::Values, Vec<Vec<i32>>, Vec<ColumnFacts>);
+
+fn spawn_second_half<'s>(scope: &'s std::thread::Scope<'s, '_>, path: &'s Path) -> Option<SecondHalf<'s>> {
     let len = lex::file_len(path);
-    let cut = (len >= SPLIT_VALUES_FROM).then(|| lex::next_line_start(path, len as u64 / 2)).flatten();
-    let second = cut.map(|at| {
-        scope.spawn(move || {
-            let mut half = Columns::of_bytes(len - at as usize);
-            parse_values(path, at..u64::MAX, &mut half).map(|v| (v, half.cols))
-        })
+    let at = (len >= SPLIT_VALUES_FROM).then(|| lex::next_line_start(path, len as u64 / 2)).flatten()?;
+    let parsed = scope.spawn(move || {
+        let mut half = Columns::of_bytes(len - at as usize);
+        let v = parse_values(path, at..u64::MAX, &mut half)?;
+        let facts = half.cols.iter().map(|c| ColumnFacts::of_slice(c)).collect();
+        Some((v, half.cols, facts))
     });
+    Some(SecondHalf { at, parsed })
+}
+
+/// The fast path's Values file: `m` lines of weights into K columns, their facts, and K; the
+/// first half (or all of a small file) parsed here, the second half's columns joined after it.
+fn read_values_fast(path: &Path, m: usize, second: Option<SecondHalf<'_>>) -> Option<(usize, Vec<Vec<i32>>, Vec<ColumnFacts>)> {
     let mut sink = Columns::of_edges(m);
-    let v = parse_values(path, 0..cut.unwrap_or(u64::MAX), &mut sink)?;
+    let v = parse_values(path, 0..second.as_ref().map_or(u64::MAX, |h| h.at), &mut sink)?;
+    let mut facts: Vec<ColumnFacts> = sink.cols.iter().map(|c| ColumnFacts::of_slice(c)).collect();
     let mut lines = v.lines;
     if let Some(h) = second {
-        let (more, weights) = h.join().ok()??;
+        let (more, weights, more_facts) = h.parsed.join().ok()??;
         // The halves' lines must agree on K (an empty half has none); the second half's columns
         // go after the first's.
         if more.lines > 0 {
@@ -799,10 +815,13 @@ fn read_values_fast<'s>(scope: &'s std::thread::Scope<'s, '_>, path: &'s Path, m
             for (col, rest) in sink.cols.iter_mut().zip(&weights) {
                 col.extend_from_slice(rest);
             }
+            for (f, g) in facts.iter_mut().zip(more_facts) {
+                *f = f.merge(g);
+            }
         }
         lines += more.lines;
     }
-    (lines == m).then_some((v.k, sink.cols))
+    (lines == m).then_some((v.k, sink.cols, facts))
 }
 
 /// Parses the lines of the bytes `range` of a Values file into `sink`: its K and lines read.
@@ -812,30 +831,34 @@ fn parse_values(path: &Path, range: std::ops::Range<u64>, sink: &mut impl fast::
     Some(v)
 }
 
-/// The fast path of [`read_csr`] and [`read_graph`]: `None` for a file it does not take.
+/// The fast path of [`read_csr`] and [`read_graph`]: `None` for a file it does not take. The
+/// second half of a large Values file is parsed from the start, the ColInd file once the RowPtr
+/// file has given n and m, the first half of the Values file meanwhile here.
 fn read_triplet_fast(prefix: &Path, k: Option<usize>) -> Option<Triplet> {
     let [rp_path, ci_path, val_path] = triplet_paths(prefix);
-    let mut row_ptr = Vec::with_capacity(lex::file_len(&rp_path) / 4 + 1);
-    lex::read_pieces(&rp_path, lex::is_space, |piece| fast::ints(piece, I32_MAX as u64, &mut row_ptr)).ok()??;
-    if row_ptr.len() < 2 || row_ptr[0] != 0 || row_ptr.windows(2).any(|w| w[1] < w[0]) {
-        return None;
-    }
-    let n = row_ptr.len() - 1;
-    let m = row_ptr[n] as usize;
-    let (col_ind, values) = std::thread::scope(|s| {
-        let ci = s.spawn(|| {
+    let (row_ptr, col_ind, kv, mut columns, mut facts) = std::thread::scope(|s| {
+        let second = spawn_second_half(s, &val_path);
+        let mut row_ptr = Vec::with_capacity(lex::file_len(&rp_path) / 4 + 1);
+        lex::read_pieces(&rp_path, lex::is_space, |piece| fast::ints(piece, I32_MAX as u64, &mut row_ptr)).ok()??;
+        if row_ptr.len() < 2 || row_ptr[0] != 0 || row_ptr.windows(2).any(|w| w[1] < w[0]) {
+            return None;
+        }
+        let n = row_ptr.len() - 1;
+        let m = row_ptr[n] as usize;
+        let ci_path = &ci_path;
+        let ci = s.spawn(move || {
             let mut col = Vec::with_capacity(crate::graph::rows::SlackRows::column_capacity(m));
-            lex::read_pieces(&ci_path, lex::is_space, |piece| fast::ints(piece, n as u64 - 1, &mut col)).ok()??;
+            lex::read_pieces(ci_path, lex::is_space, |piece| fast::ints(piece, n as u64 - 1, &mut col)).ok()??;
             (col.len() == m).then_some(col)
         });
-        let values = read_values_fast(s, &val_path, m);
-        (ci.join().ok().flatten(), values)
-    });
-    let (col_ind, (kv, mut columns)) = (col_ind?, values?);
+        let values = read_values_fast(&val_path, m, second);
+        let (col_ind, (kv, columns, facts)) = (ci.join().ok().flatten()?, values?);
+        Some((row_ptr, col_ind, kv, columns, facts))
+    })?;
     let k = objectives(kv, k).ok().filter(|&k| (1..=crate::graph::MAX_OBJECTIVES).contains(&k))?;
     // An edgeless graph's K comes from the caller: its columns are empty.
     columns.resize_with(k, Vec::new);
-    let facts = columns.iter().map(|c| crate::graph::csr::ColumnFacts::of(c.iter().copied())).collect();
+    facts.resize_with(k, || ColumnFacts::of_slice(&[]));
     Some(Triplet { row_ptr, col_ind, columns, facts })
 }
 
@@ -1311,6 +1334,8 @@ mod tests {
         assert_eq!(fast.columns.len(), 3);
         for (j, col) in fast.columns.iter().enumerate() {
             assert_eq!(&col[..], want.column(j), "column {j}");
+            // The halves' facts, merged, are the column's.
+            assert_eq!(fast.facts[j], ColumnFacts::of(want.column(j).iter().copied()), "column {j}");
         }
         // A bad weight or a short line in the second half, and too few lines: the general
         // path's errors.
