@@ -5,6 +5,7 @@
 //! The small lexer shared by every text reader of `io` lives here too (`lex`).
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use crate::io::CsrText;
 use crate::graph::{csr::ColumnFacts, Csr, Graph};
@@ -831,12 +832,15 @@ fn parse_values(path: &Path, range: std::ops::Range<u64>, sink: &mut impl fast::
     Some(v)
 }
 
-/// The fast path of [`read_csr`] and [`read_graph`]: `None` for a file it does not take. The
+/// The fast path of [`read_csr`] and [`read_graph_and`]: `None` for a file it does not take. The
 /// second half of a large Values file is parsed from the start, the ColInd file once the RowPtr
-/// file has given n and m, the first half of the Values file meanwhile here.
-fn read_triplet_fast(prefix: &Path, k: Option<usize>) -> Option<Triplet> {
+/// file has given n and m, the first half of the Values file meanwhile here. `early`, where
+/// given, runs on a thread of its own from the moment n and K are known (K as the Values file's
+/// first line gives it), and comes back with the n and K it was given.
+fn read_triplet_fast<R: Send>(prefix: &Path, k: Option<usize>, early: Option<&(dyn Fn(usize, usize) -> R + Sync)>) -> (Option<Triplet>, Option<(usize, usize, R)>, Instant) {
     let [rp_path, ci_path, val_path] = triplet_paths(prefix);
-    let (row_ptr, col_ind, kv, mut columns, mut facts) = std::thread::scope(|s| {
+    let (mut ran, mut parsed) = (None, Instant::now());
+    let read = std::thread::scope(|s| {
         let second = spawn_second_half(s, &val_path);
         let mut row_ptr = Vec::with_capacity(lex::file_len(&rp_path) / 4 + 1);
         lex::read_pieces(&rp_path, lex::is_space, |piece| fast::ints(piece, I32_MAX as u64, &mut row_ptr)).ok()??;
@@ -845,6 +849,10 @@ fn read_triplet_fast(prefix: &Path, k: Option<usize>) -> Option<Triplet> {
         }
         let n = row_ptr.len() - 1;
         let m = row_ptr[n] as usize;
+        let early = early.and_then(|f| {
+            let kg = first_line_tokens(&val_path).and_then(|kv| objectives(kv, k).ok())?;
+            Some(s.spawn(move || (n, kg, f(n, kg))))
+        });
         let ci_path = &ci_path;
         let ci = s.spawn(move || {
             let mut col = Vec::with_capacity(crate::graph::rows::SlackRows::column_capacity(m));
@@ -852,14 +860,28 @@ fn read_triplet_fast(prefix: &Path, k: Option<usize>) -> Option<Triplet> {
             (col.len() == m).then_some(col)
         });
         let values = read_values_fast(&val_path, m, second);
-        let (col_ind, (kv, columns, facts)) = (ci.join().ok().flatten()?, values?);
+        let read = ci.join().ok().flatten().zip(values);
+        parsed = Instant::now();
+        ran = early.and_then(|h| h.join().ok());
+        let (col_ind, (kv, columns, facts)) = read?;
         Some((row_ptr, col_ind, kv, columns, facts))
-    })?;
-    let k = objectives(kv, k).ok().filter(|&k| (1..=crate::graph::MAX_OBJECTIVES).contains(&k))?;
-    // An edgeless graph's K comes from the caller: its columns are empty.
-    columns.resize_with(k, Vec::new);
-    facts.resize_with(k, || ColumnFacts::of_slice(&[]));
-    Some(Triplet { row_ptr, col_ind, columns, facts })
+    });
+    let triplet = read.and_then(|(row_ptr, col_ind, kv, mut columns, mut facts)| {
+        let k = objectives(kv, k).ok().filter(|&k| (1..=crate::graph::MAX_OBJECTIVES).contains(&k))?;
+        // An edgeless graph's K comes from the caller: its columns are empty.
+        columns.resize_with(k, Vec::new);
+        facts.resize_with(k, || ColumnFacts::of_slice(&[]));
+        Some(Triplet { row_ptr, col_ind, columns, facts })
+    });
+    (triplet, ran, parsed)
+}
+
+/// The tokens of the first non-blank line of the file at `path` (within its first 64 KiB).
+fn first_line_tokens(path: &Path) -> Option<usize> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(path).ok()?.take(64 << 10).read_to_end(&mut head).ok()?;
+    head.split(|&b| b == b'\n').map(|l| l.split(|&b| lex::is_space(b)).filter(|t| !t.is_empty()).count()).find(|&c| c > 0)
 }
 
 /// Reads the triplet straight into a [`Csr`]: the weights into objective-major columns as they
@@ -869,7 +891,7 @@ fn read_triplet_fast(prefix: &Path, k: Option<usize>) -> Option<Triplet> {
 /// reports the same errors as those two steps: a file its fast path does not take is read by
 /// them.
 pub fn read_csr(prefix: &Path, k: Option<usize>) -> Result<Csr> {
-    if let Some(t) = read_triplet_fast(prefix, k) {
+    if let (Some(t), ..) = read_triplet_fast::<()>(prefix, k, None) {
         let (n, k) = (t.row_ptr.len() - 1, t.columns.len());
         return Ok(Csr::from_parts_unchecked(n, k, t.row_ptr, t.col_ind, t.columns.concat(), t.facts));
     }
@@ -877,11 +899,27 @@ pub fn read_csr(prefix: &Path, k: Option<usize>) -> Result<Csr> {
 }
 
 /// [`read_csr`] into a [`Graph`], which takes the columns of the fast path over uncopied.
-pub(crate) fn read_graph(prefix: &Path, k: Option<usize>) -> Result<Graph> {
-    if let Some(t) = read_triplet_fast(prefix, k) {
-        return Ok(Graph::from_columns(&t.row_ptr, t.col_ind, t.columns, t.facts));
-    }
-    read_csr_slow(prefix, k).map(Graph::new)
+/// [`read_csr`] into a [`Graph`] (which takes the columns of the fast path over uncopied), and
+/// `then(n, K)` of that graph: run alongside the read from the moment the RowPtr file and the
+/// Values file's first line tell n and K (a driver's other inputs need no more), or after it
+/// where those were not what the read found. A failed read is its error alone. Also returns
+/// how long the graph alone took, had `then` not been waited for.
+pub(crate) fn read_graph_and<T: Send>(prefix: &Path, k: Option<usize>, then: impl Fn(usize, usize) -> T + Sync) -> Result<(Graph, T, std::time::Duration)> {
+    let started = Instant::now();
+    let (fast, early, parsed) = read_triplet_fast(prefix, k, Some(&then));
+    let (graph, took) = match fast {
+        Some(t) => {
+            let built = Instant::now();
+            let g = Graph::from_columns(&t.row_ptr, t.col_ind, t.columns, t.facts);
+            (g, parsed.duration_since(started) + built.elapsed())
+        }
+        None => (read_csr_slow(prefix, k).map(Graph::new)?, started.elapsed()),
+    };
+    let t = match early {
+        Some((n, kg, t)) if (n, kg) == (graph.n(), graph.k()) => t,
+        _ => then(graph.n(), graph.k()),
+    };
+    Ok((graph, t, took))
 }
 
 /// The two steps a file the fast path does not take is read by.
@@ -1272,6 +1310,18 @@ mod tests {
         assert!(taken > 1000, "{taken}");
     }
 
+    /// The graph [`read_graph_and`] reads, checking that its `then` ran once, with the graph's n
+    /// and K (alongside the read where the fast path took the files, after it elsewhere).
+    fn read_graph(p: &Path, k: Option<usize>) -> Result<Graph> {
+        let calls = std::sync::atomic::AtomicUsize::new(0);
+        let (g, seen, _) = read_graph_and(p, k, |n, kg| {
+            calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            (n, kg)
+        })?;
+        assert_eq!((seen, calls.into_inner()), ((g.n(), g.k()), 1));
+        Ok(g)
+    }
+
     #[test]
     fn read_csr_is_the_triplet_made_a_csr() {
         let (p, dir) = tmp_prefix("read-csr");
@@ -1330,7 +1380,7 @@ mod tests {
         assert_eq!(read_csr(&p, None).unwrap(), want);
         assert_eq!(read_graph(&p, None).unwrap().to_csr(), want);
         // Taken by the fast path itself (not left to the general one).
-        let fast = read_triplet_fast(&p, None).expect("the fast path takes the file");
+        let fast = read_triplet_fast::<()>(&p, None, None).0.expect("the fast path takes the file");
         assert_eq!(fast.columns.len(), 3);
         for (j, col) in fast.columns.iter().enumerate() {
             assert_eq!(&col[..], want.column(j), "column {j}");
