@@ -111,7 +111,7 @@ pub fn read_mosp_inputs(p: &CasePaths<'_>, k: Option<usize>, source: usize) -> R
         )));
     }
     let (batch, init) = read?;
-    // The graph's stage is what the graph alone took; the other inputs' is the rest of the read.
+    // The graph's stage is the graph's read (the others beside it); theirs, what they took past it.
     let read_graph_ns = graph_took.as_nanos() as u64;
     let read_changes_and_trees_ns = (t0.elapsed().as_nanos() as u64).saturating_sub(read_graph_ns);
     Ok(MospInputs {

@@ -903,7 +903,7 @@ pub fn read_csr(prefix: &Path, k: Option<usize>) -> Result<Csr> {
 /// `then(n, K)` of that graph: run alongside the read from the moment the RowPtr file and the
 /// Values file's first line tell n and K (a driver's other inputs need no more), or after it
 /// where those were not what the read found. A failed read is its error alone. Also returns
-/// how long the graph alone took, had `then` not been waited for.
+/// how long the graph's read took (with `then` beside it), without the wait for `then`.
 pub(crate) fn read_graph_and<T: Send>(prefix: &Path, k: Option<usize>, then: impl Fn(usize, usize) -> T + Sync) -> Result<(Graph, T, std::time::Duration)> {
     let started = Instant::now();
     let (fast, early, parsed) = read_triplet_fast(prefix, k, Some(&then));
