@@ -382,3 +382,38 @@ fn huge_counts_are_rejected_without_allocating() {
     assert!(cache::read_cache(&dir.join("c.bin")).is_err());
     std::fs::remove_dir_all(dir).ok();
 }
+
+/// A case's batch and trees are read alongside its graph, yet a case with several faults reports
+/// the one a read in order meets first: the graph's, then the source's, then the batch's, then
+/// the trees'.
+#[test]
+fn a_case_reports_its_first_fault_in_reading_order() {
+    use dyng::io::driver::case::{read_mosp_inputs, CasePaths};
+    let dir = std::env::temp_dir().join(format!("dyng-first-fault-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (changes, init) = (dir.join("changes"), dir.join("init"));
+    std::fs::create_dir_all(&changes).unwrap();
+    std::fs::create_dir_all(init.join("obj0")).unwrap();
+    let graph = dir.join("graph");
+    let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).unwrap();
+    // A 3-vertex path 0 -> 1 -> 2, K = 1; no trees at all (both files missing).
+    write("graphRowPtr.txt", "0 1 2 2\n");
+    write("graphValues.txt", "1\n1\n");
+    std::fs::write(changes.join("delete.txt"), "").unwrap();
+    let paths = CasePaths { graph: &graph, changes: &changes, init: &init, cache: None };
+    let fault = |source: usize| read_mosp_inputs(&paths, None, source).err().expect("a faulty case").to_string();
+    // The graph's fault first: a head outside [0, n).
+    write("graphColInd.txt", "1\n7\n");
+    std::fs::write(changes.join("insert.txt"), "9 1 1\n").unwrap();
+    assert!(fault(5).contains("CSR column index out of range"), "{}", fault(5));
+    // Then the source's.
+    write("graphColInd.txt", "1\n2\n");
+    assert!(fault(5).contains("source 5 is outside"), "{}", fault(5));
+    // Then the batch's, then the trees'.
+    let batch = fault(0);
+    assert!(batch.contains("insert.txt"), "{batch}");
+    std::fs::write(changes.join("insert.txt"), "0 2 1\n").unwrap();
+    let trees = fault(0);
+    assert!(trees.contains("distancesOriginal.txt"), "{trees}");
+    std::fs::remove_dir_all(&dir).ok();
+}
