@@ -401,7 +401,7 @@ fn a_case_reports_its_first_fault_in_reading_order() {
     write("graphValues.txt", "1\n1\n");
     std::fs::write(changes.join("delete.txt"), "").unwrap();
     let paths = CasePaths { graph: &graph, changes: &changes, init: &init, cache: None };
-    let fault = |source: usize| read_mosp_inputs(&paths, None, source).err().expect("a faulty case").to_string();
+    let fault = |source: usize| read_mosp_inputs(&paths, None, source).map(|_| ()).expect_err("a faulty case").to_string();
     // The graph's fault first: a head outside [0, n).
     write("graphColInd.txt", "1\n7\n");
     std::fs::write(changes.join("insert.txt"), "9 1 1\n").unwrap();
