@@ -881,7 +881,8 @@ fn first_line_tokens(path: &Path) -> Option<usize> {
     use std::io::Read;
     let mut head = Vec::new();
     std::fs::File::open(path).ok()?.take(64 << 10).read_to_end(&mut head).ok()?;
-    head.split(|&b| b == b'\n').map(|l| l.split(|&b| lex::is_space(b)).filter(|t| !t.is_empty()).count()).find(|&c| c > 0)
+    let tokens = lex::lines(&head).map(|(_, line)| lex::line_tokens(line).count()).find(|&c| c > 0);
+    tokens
 }
 
 /// Reads the triplet straight into a [`Csr`]: the weights into objective-major columns as they
@@ -898,7 +899,6 @@ pub fn read_csr(prefix: &Path, k: Option<usize>) -> Result<Csr> {
     read_csr_slow(prefix, k)
 }
 
-/// [`read_csr`] into a [`Graph`], which takes the columns of the fast path over uncopied.
 /// [`read_csr`] into a [`Graph`] (which takes the columns of the fast path over uncopied), and
 /// `then(n, K)` of that graph: run alongside the read from the moment the RowPtr file and the
 /// Values file's first line tell n and K (a driver's other inputs need no more), or after it
