@@ -668,8 +668,7 @@ mod tests {
 
     #[test]
     fn built_on_several_threads_it_is_the_graph_of_its_trees() {
-        // Enough vertices for several chunks a thread; K = 3 takes the unrolled passes, K = 5
-        // the general ones.
+        // Enough vertices for several chunks a thread.
         let pool = rayon::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
         let (lock, choice) = (parking_lot::Mutex::new(()), crate::resources::team_choice::TeamChoice::default());
         let exec = crate::sssp::exec::Parallel { pool: &pool, team_lock: &lock, choice: &choice, inline_all: Default::default() };
@@ -677,7 +676,7 @@ mod tests {
         let (n, source) = (5 * BUILD_GRAIN + 17, 11);
         let mut rng = Mt19937::new(9);
         let near: Vec<i32> = (0..n).map(|v| ((v + n - 1) % n) as i32).collect();
-        for terms in [vec![6i64, 3], vec![6, 3, 2], vec![12, 6, 4, 3], vec![60, 30, 20, 15, 12]] {
+        for terms in term_sets() {
             let base = 60 * (terms.len() as i64 + 1);
             let mut trees: Vec<Vec<i32>> = terms.iter().map(|_| random_parents(&mut rng, n, &near)).collect();
             // A run that no tree reaches, longer than a chunk (no in-edge, K self slots).
@@ -714,6 +713,12 @@ mod tests {
                 assert!(!g.has_slots() && !g.fits(n, terms.len()) && g.in_tails.capacity() == 0);
             }
         }
+    }
+
+    /// The trees' terms the build tests take: K = 2, 3 and 4 (the unrolled passes) and 5 (the
+    /// general ones).
+    fn term_sets() -> [Vec<i64>; 4] {
+        [vec![6, 3], vec![6, 3, 2], vec![12, 6, 4, 3], vec![60, 30, 20, 15, 12]]
     }
 
     /// A CSR with every tree edge of `trees`, each repeated at random (parallel edges), random
@@ -757,7 +762,7 @@ mod tests {
         let (n, source) = (3 * BUILD_GRAIN + 17, 11);
         let mut rng = Mt19937::new(23);
         let near: Vec<i32> = (0..n).map(|v| ((v + n - 1) % n) as i32).collect();
-        for terms in [vec![6i64, 3], vec![6, 3, 2], vec![12, 6, 4, 3], vec![60, 30, 20, 15, 12]] {
+        for terms in term_sets() {
             let base = 60 * (terms.len() as i64 + 1);
             let mut trees: Vec<Vec<i32>> = terms.iter().map(|_| random_parents(&mut rng, n, &near)).collect();
             for t in trees.iter_mut() {
