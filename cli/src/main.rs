@@ -107,8 +107,7 @@ pub fn repo_dir() -> &'static std::path::Path {
 
 /// Blocks up to 32 MiB come from the heap, where a freed one is reused, not from fresh pages
 /// each (glibc's default past its adaptive threshold): on two threads those pages' first faults
-/// contend in the kernel (1000^2 grid, combined step at 2 threads: 97 -> 68 ms, peak memory the
-/// same). A setting of this program's, not the library's.
+/// contend in the kernel (docs/performance.md). A setting of this program's, not the library's.
 fn keep_blocks_in_heap() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: sets a parameter of glibc's allocator before any other thread starts.

@@ -58,7 +58,7 @@ impl ColumnFacts {
 
     /// [`ColumnFacts::of`] a slice: by chunks that stay in the cache, each a maximum and a sum
     /// the compiler vectorizes, and a count of the maximum only where it reaches the largest so
-    /// far (the grid's 12M weights: 27 ms edge by edge, a compare that goes either way).
+    /// far (edge by edge, the compare with the maximum goes either way).
     pub(crate) fn of_slice(w: &[i32]) -> Self {
         let mut f = ColumnFacts { max: 1, at_max: 0, sum: 0 };
         for chunk in w.chunks(FACTS_CHUNK) {

@@ -29,9 +29,7 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, AtomicUsize
 
 /// A drop-in repair starting from more than n / WIDE_SHARE candidates packs the whole tree and
 /// checks the caller's rows in one pass each first; below, it loads the words and checks the rows
-/// it meets. With n / 16 (before), the drop-in client per objective: the 1000^2 grid's local 10K
-/// batch (10-13 % invalidated) 66-68 -> 42-45 ms, usroads s531-local2k (20 %) 6.5-7.6 -> 5.7-6.2;
-/// batches that invalidate 93-96 % unchanged.
+/// it meets (a repair of a tenth to a fifth of the tree is faster that way: docs/performance.md).
 const WIDE_SHARE: usize = 3;
 
 /// A tree's batch of at most `QUICK_CHANGES + n / QUICK_SHARE` changed edges and insertions is
@@ -713,17 +711,13 @@ fn unwritten_as_inf(w: u64) -> u64 {
     }
 }
 
-/// Writes the words back as distances and parents; returns how many vertices changed and the
-/// largest finite distance (taken on the way: the loop reads every word anyway).
 /// A solve's write-back of fewer vertices runs on the calling thread: waking the pool for it
-/// after a team's search waited about 4 ms in most runs on the 2-core host, where the loop takes
-/// 0.9 ms alone (usroads, 129K vertices: `dyng mosp`'s combined stage at 2 threads 11.1-14.5 ->
-/// 8.2-8.6 ms). The 1000^2 grid's takes 2.9 ms on two threads, 5.6 alone.
+/// after a team's search waited milliseconds, where the loop alone takes under one
+/// (docs/performance.md).
 const WRITE_BACK_ALONE_BELOW: usize = 1 << 18;
 
 /// A word read and reset to `NOT_LOADED` for the next run, by the one thread that owns its vertex
-/// in a write-back: a load and a store, where an atomic swap (a locked exchange) made the
-/// combined tree's write-back 8.6 ms of the 1000^2 grid's solve at 1 thread.
+/// in a write-back: a load and a store, where an atomic swap is a locked exchange.
 #[inline(always)]
 fn take_word(w: &AtomicU64) -> u64 {
     let x = w.load(Relaxed);
@@ -731,6 +725,8 @@ fn take_word(w: &AtomicU64) -> u64 {
     x
 }
 
+/// Writes the words back as distances and parents; returns how many vertices changed and the
+/// largest finite distance (taken on the way: the loop reads every word anyway).
 fn unpack<E: Exec>(
     run: &Run<'_, E>,
     ws: &Workspace,

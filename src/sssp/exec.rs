@@ -321,7 +321,7 @@ impl Parallel<'_> {
     /// True when a team for a search of `n` vertices and `m` edges has one member: the pool has
     /// one thread, or the search can reach fewer than [`TEAM_MIN_VERTICES`] vertices (at most
     /// m + 1 of the n: usroads' combined graph from vertex 0 has 352 edges in 129K rows, whose
-    /// search took 95-121 us as a team of two, 19-22 on one member).
+    /// search a team of two ran five times slower than one member).
     fn one_member(&self, n: usize, m: usize) -> bool {
         self.pool.current_num_threads() == 1 || n.min(m.saturating_add(1)) < TEAM_MIN_VERTICES
     }
