@@ -14,6 +14,7 @@ use crate::mosp::MospResult;
 use crate::resources::device::Prepared;
 use crate::resources::{PooledWorkspace, Resources};
 use crate::sssp::engine;
+use crate::sssp::exec::Exec;
 use crate::sssp::run::Changes;
 use crate::sssp::packing::Packing;
 use crate::sssp::{default_delta, graph_delta, lease_workspace, view, with_exec, SsspResult, UpdateStats, Workspace};
@@ -329,7 +330,8 @@ struct Ctx<'a> {
     masks: &'a [u64],
     facts: &'a [Option<ObjectiveFacts>],
     original_m: usize,
-    /// Time spent making the graph's in-rows (preparation, not an objective's engine time).
+    /// Time spent making the graph's in-rows, or finding a repair's in-edges without them
+    /// (preparation, not an objective's engine time).
     in_rows_ns: std::cell::Cell<u64>,
 }
 
@@ -369,13 +371,19 @@ impl Ctx<'_> {
         let (stats, solved) = self.device.update(self.res, j, set, t.source, delta, f.max_weight, tree, |(dist, parent, largest)| {
             let rows = self.graph.rows();
             let in_rows = || {
+                // The reference's pull, over in-rows in the candidates' order, gives the
+                // originals' counters: it makes them whatever the graph's setting.
+                let reference = with_exec!(self.res, |e| e.reference());
+                if !reference && !self.graph.makes_in_rows() && !self.graph.keeps_in_rows() {
+                    return engine::InEdges::Scan(&self.in_rows_ns);
+                }
                 let clock = std::time::Instant::now();
                 let made = self.graph.has_in_rows();
                 let v = view(&with_exec!(self.res, |e| self.graph.in_store_on(e)).rows(), j);
                 if !made {
                     self.in_rows_ns.set(self.in_rows_ns.get() + clock.elapsed().as_nanos() as u64);
                 }
-                v
+                engine::InEdges::Rows(v)
             };
             let policy = t.fallback.policy(n, t.canonical, t.static_pushes, t.delta.is_none().then(|| graph_delta(self.graph, j)));
             with_exec!(self.res, |e| engine::update(
@@ -477,6 +485,43 @@ mod tests {
     fn the_reverse_graph_is_built_only_for_a_repair() {
         assert_eq!(builds_in_edges(Fallback::Never), (false, true));
         assert_eq!(builds_in_edges(Fallback::Always), (true, false));
+    }
+
+    /// A graph that keeps no in-rows has a parallel engine's repair find its in-edges by a pass
+    /// over the out-rows: none are made, the trees are those of a repair that pulls over the
+    /// in-rows, and the pass visits every vertex. The reference still makes them: its pull, in
+    /// the candidates' order, gives the originals' counters, which are checked unchanged.
+    #[test]
+    fn a_repair_without_in_rows_equals_one_with_them() {
+        use crate::io::generators::changegen::{generate_changes, ChangeOptions};
+        let t = crate::io::generators::graphgen::grid(40, 40, 2, 1, 30, 5).unwrap();
+        let csr = Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, crate::WeightLayout::EdgeMajor).unwrap();
+        for res in [Resources::sequential(), Resources::parallel(1).unwrap(), Resources::parallel(3).unwrap()] {
+            let reference = res.thread_pool().is_none();
+            let opt = SsspOptions { fallback: Fallback::Never, ..Default::default() };
+            let (mut kept, mut scanned) = (Graph::new(csr.clone()), Graph::new(csr.clone()));
+            scanned.keep_in_rows(false);
+            let mut a = SsspResult::compute(&res, &kept, 0, 1, &opt).unwrap();
+            let mut b = SsspResult::compute(&res, &scanned, 0, 1, &opt).unwrap();
+            for step in 0..6u32 {
+                let change = ChangeOptions { changes: [20, 200][step as usize % 2], seed: 60 + step, ..Default::default() };
+                let (batch, _) = generate_changes(&kept.to_csr(), &change).unwrap();
+                let sa = update_one(&res, &mut kept, &batch.view(), &mut a).unwrap();
+                let sb = update_one(&res, &mut scanned, &batch.view(), &mut b).unwrap();
+                assert_eq!((a.distances(), a.parents()), (b.distances(), b.parents()), "step {step}");
+                let (d, p) = crate::graph::dijkstra::dijkstra(&scanned, 1, 0);
+                assert_eq!((b.distances(), b.parents()), (&d[..], &p[..]), "step {step}");
+                assert!(sa.invalidated > 0, "step {step}: a repair with something to pull");
+                assert_eq!((sa.invalidated, sa.affected), (sb.invalidated, sb.affected), "step {step}");
+                if reference {
+                    assert_eq!(sa, UpdateStats { elapsed_ns: sa.elapsed_ns, ..sb }, "step {step}: the originals' counters");
+                } else {
+                    assert_eq!(sb.visits.pull, sa.visits.pull + scanned.n() as i64, "step {step}: the pass over every vertex, counted");
+                }
+            }
+            assert!(kept.has_in_rows());
+            assert_eq!(scanned.has_in_rows() || scanned.keeps_in_rows(), reference);
+        }
     }
 
     /// At two threads a repair runs as a team or on one member, by `TeamChoice` (static solves

@@ -170,8 +170,10 @@ pub fn run(args: MospArgs) -> Result<ExitCode, Failure> {
     // The one-shot driver never reads the combination of the trees before the batch: it is
     // combined once, after the update.
     let mut mosp = MospResult::from_trees_deferred(&inp.graph, inp.source, trees, &args.pref)?;
-    // One update: nothing changes the combined graph in place after it.
+    // One update: nothing changes the combined graph in place after it, and a repair finds the
+    // in-edges it pulls without making the graph's in-rows.
     mosp.keep_combined_graph(false);
+    inp.graph.keep_in_rows(false);
     let adopt_ms = ms_since(t_adopt);
     let adopt_label = match (args.canonicalize, args.validate) {
         (true, true) => "canonicalize_and_verify_trees",

@@ -87,6 +87,8 @@ pub struct Graph {
     /// Engines' copies of the rows (the CUDA engine's device mirror), kept with the graph so that
     /// they live as long as it does and an update brings them up to date from the rows' journals.
     mirrors: Attached,
+    /// Whether a repair makes the in-rows when it first needs them (see [`Graph::keep_in_rows`]).
+    make_in_rows: bool,
 }
 
 impl Clone for Graph {
@@ -101,6 +103,7 @@ impl Clone for Graph {
             version: 0,
             scratch: ApplyScratch::default(),
             mirrors: Attached::default(),
+            make_in_rows: self.make_in_rows,
         }
     }
 }
@@ -141,6 +144,7 @@ impl Graph {
             version: 0,
             scratch: ApplyScratch::default(),
             mirrors: Attached::default(),
+            make_in_rows: true,
         }
     }
 
@@ -203,6 +207,42 @@ impl Graph {
     /// Whether the in-rows are made and in step with the out-rows.
     pub(crate) fn has_in_rows(&self) -> bool {
         self.in_rows.get().is_some()
+    }
+
+    /// Whether a repair makes the in-rows when it first needs them: the default, for a graph
+    /// updated batch after batch, which then keeps them in step. A graph updated once (a one-shot
+    /// run such as `dyng mosp`) pays less without them: `keep_in_rows(false)` drops any, and a
+    /// repair on the parallel engine then finds the in-edges of the vertices it pulls by one pass
+    /// over the out-rows, a fraction of what making them costs (docs/performance.md), counted as
+    /// the update's preparation as making them is. Results are the same either way; the
+    /// sequential reference, whose counters are the originals', and [`Graph::in_rows`] (and so the
+    /// CUDA engine) still make them.
+    ///
+    /// ```
+    /// use dyng::{Batch, Csr, Graph, Resources, SsspOptions, SsspResult};
+    ///
+    /// let mut g = Graph::new(Csr::from_edges(3, 1, &[0, 0, 1], &[1, 2, 2], &[1, 5, 1])?);
+    /// g.keep_in_rows(false);
+    /// let res = Resources::parallel(1)?;
+    /// let mut tree = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default())?;
+    /// // Deleting 1 -> 2 makes vertex 2 take its other in-edge, found without the in-rows.
+    /// let mut batch = Batch::new(1);
+    /// batch.delete(1, 2);
+    /// dyng::update_one(&res, &mut g, &batch.view(), &mut tree)?;
+    /// assert_eq!((tree.distances()[2], tree.parents()[2]), (5, 0));
+    /// # Ok::<(), dyng::Error>(())
+    /// ```
+    pub fn keep_in_rows(&mut self, keep: bool) {
+        self.make_in_rows = keep;
+        if !keep {
+            self.in_rows = OnceLock::new();
+            *self.in_lag.get_mut() = Lag::default();
+        }
+    }
+
+    /// Whether a repair makes the in-rows when it first needs them (see [`Graph::keep_in_rows`]).
+    pub(crate) fn makes_in_rows(&self) -> bool {
+        self.make_in_rows
     }
 
     /// Whether the in-rows are made, in step or lagging.

@@ -129,6 +129,16 @@ impl Adaptive {
     }
 }
 
+/// Where a repair finds the in-edges of the vertices it pulls.
+pub(crate) enum InEdges<'a> {
+    /// Rows of in-edges: a graph's in-rows, a caller's reverse graph, a combined graph's in-slots.
+    Rows(InView<'a>),
+    /// None kept (a graph updated once): one pass over the out-rows offers every edge into a
+    /// candidate to its head, and adds its time to the cell (the preparation's, as making the
+    /// in-rows is: see `Graph::keep_in_rows`).
+    Scan(&'a std::cell::Cell<u64>),
+}
+
 /// Dynamic update: on entry `dist`/`parent` hold the tree of the old graph, on return the tree of
 /// the updated graph described by `out` and the in-edges `inn` gives (asked for only by a
 /// repair, when it pulls: a recompute needs no reverse graph).
@@ -144,7 +154,7 @@ impl Adaptive {
 pub(crate) fn update<'i, E: Exec>(
     exec: &E,
     out: OutView<'_>,
-    inn: impl FnOnce() -> InView<'i>,
+    inn: impl FnOnce() -> InEdges<'i>,
     changes: Changes<'_>,
     source: usize,
     delta: i64,
@@ -177,11 +187,15 @@ pub(crate) fn update<'i, E: Exec>(
     // The in-edges, made once, when first asked for (by the quick walk or the pull).
     let inn = std::cell::RefCell::new(Some(inn));
     let in_cell = std::cell::OnceCell::new();
-    let in_view = || *in_cell.get_or_init(|| (inn.borrow_mut().take().expect("the in-edges are made once"))());
+    let in_edges = || in_cell.get_or_init(|| (inn.borrow_mut().take().expect("the in-edges are made once"))());
+    let in_view = || match in_edges() {
+        InEdges::Rows(v) => Some(*v),
+        InEdges::Scan(_) => None,
+    };
     // A guarded view that read a bad row (caller-owned arrays): refused before any write-back.
     let bad_rows = || Error::invalid("dyng: a row the repair read has bounds outside the edges, a head outside [0, n) or a weight outside [1, max_weight]");
     let faulted = || {
-        if out.faulted() || in_cell.get().is_some_and(|v: &InView<'_>| v.faulted()) {
+        if out.faulted() || in_cell.get().is_some_and(|e: &InEdges<'_>| matches!(e, InEdges::Rows(v) if v.faulted())) {
             Err(bad_rows())
         } else {
             Ok(())
@@ -242,7 +256,7 @@ pub(crate) fn update<'i, E: Exec>(
                 // re-attached instead of invalidating its subtree.
                 let cap = a.recompute_at.min(n / 16);
                 let g0 = gens.next(ws);
-                let reattach = (!a.exact_count).then(|| Reattach { inn: in_view(), dist, by_distance: &ws.sort_pairs });
+                let reattach = (!a.exact_count).then(in_view).flatten().map(|inn| Reattach { inn, dist, by_distance: &ws.sort_pairs });
                 quick = invalidate_capped(&run, ws, &changes, parent, g0, cap, reattach).map(|count| (g0, count));
                 stats.visits.invalidate += ws.candidates.len() as i64;
                 if let Some((g0, count)) = quick {
@@ -396,10 +410,20 @@ pub(crate) fn update<'i, E: Exec>(
             if ws.candidates.is_empty() {
                 ws.frontier.clear();
             } else {
-                let Some(inn) = unguarded(in_view(), wide, exec) else {
-                    return Err(bad_rows());
-                };
-                pull(&run, inn, ws, g1);
+                match in_edges() {
+                    InEdges::Rows(inn) => {
+                        let Some(inn) = unguarded(*inn, wide, exec) else {
+                            return Err(bad_rows());
+                        };
+                        pull(&run, inn, ws, g1);
+                    }
+                    InEdges::Scan(took) => {
+                        let clock = std::time::Instant::now();
+                        pull_by_scan(&run, ws, gens.next(ws), g1);
+                        took.set(took.get() + clock.elapsed().as_nanos() as u64);
+                        stats.visits.pull += n as i64;
+                    }
+                }
             }
             let budget = adaptive.map(|a| a.push_budget);
             near_far(&run, ws, &mut gens, &mut stats, budget, track, SearchKind::Repair, Some(solo))
@@ -612,6 +636,49 @@ fn pull<E: Exec>(run: &Run<'_, E>, inn: InView<'_>, ws: &Workspace, g1: i32) {
                 let old = run.loaded(run.exec.fetch_min(&ws.packed[v], best), v);
                 if p.dist(best) < p.dist(old) && run.exec.claim(&ws.stamp[v], g1) {
                     frontier.push(v as i32);
+                }
+            }
+        }
+    });
+}
+
+/// [`pull`] without in-edges: the candidates are stamped `gs`, then one pass over every out-row
+/// offers each edge into a candidate to its head (a tail's word read only for such an edge, as
+/// most rows hold none). A head takes the least offer and enters the frontier once its distance
+/// drops below its word's, as in [`pull`]; a tail that is a candidate itself may offer a word
+/// its own offers already lowered, which [`pull`] may have read as INF. Either is an upper
+/// bound, so the search ends at the same tree (its counters may differ: the reference keeps
+/// [`pull`]). `gs` is taken after `g1`, so that no reset of the stamps comes between their marks
+/// and the pass.
+fn pull_by_scan<E: Exec>(run: &Run<'_, E>, ws: &Workspace, gs: i32, g1: i32) {
+    let (p, out) = (run.packing, run.out);
+    run.exec.for_chunks(ws.candidates.len(), GRAIN_VERTICES, |r| {
+        for i in r {
+            ws.stamp[ws.candidates.get(i) as usize].store(gs, Relaxed);
+        }
+    });
+    ws.frontier.clear();
+    run.exec.for_chunks(out.n(), GRAIN_VERTICES, |r| {
+        let mut frontier = Appender::new(&ws.frontier);
+        for u in r {
+            let row = out.row(u);
+            for (&v, &w) in out.col[row.clone()].iter().zip(&out.w[row]) {
+                let (v, stamp) = (v as usize, &ws.stamp[v as usize]);
+                let s = stamp.load(Relaxed);
+                if s != gs && s != g1 {
+                    continue;
+                }
+                let wu = run.word(ws, u);
+                let nd = p.dist(wu) + w as u64;
+                if wu == PACKED_INF || nd > p.max_candidate {
+                    continue;
+                }
+                let offer = p.pack(nd, u as i32);
+                if offer < run.word(ws, v) {
+                    let old = run.loaded(run.exec.fetch_min(&ws.packed[v], offer), v);
+                    if p.dist(offer) < p.dist(old) && run.exec.claim(stamp, g1) {
+                        frontier.push(v as i32);
+                    }
                 }
             }
         }

@@ -785,7 +785,7 @@ pub fn sosp_update_arrays(
         let updated = with_exec!(res, |e| engine::update(
             e,
             graph.out().guarded(guard),
-            || inn,
+            || engine::InEdges::Rows(inn),
             changes,
             source,
             delta,
