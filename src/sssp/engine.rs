@@ -419,7 +419,7 @@ pub(crate) fn update<'i, E: Exec>(
                     }
                     InEdges::Scan(took) => {
                         let clock = std::time::Instant::now();
-                        pull_by_scan(&run, ws, gens.next(ws), g1);
+                        pull_by_scan(&run, ws, g1);
                         took.set(took.get() + clock.elapsed().as_nanos() as u64);
                         stats.visits.pull += n as i64;
                     }
@@ -642,30 +642,32 @@ fn pull<E: Exec>(run: &Run<'_, E>, inn: InView<'_>, ws: &Workspace, g1: i32) {
     });
 }
 
-/// [`pull`] without in-edges: the candidates are stamped `gs`, then one pass over every out-row
-/// offers each edge into a candidate to its head (a tail's word read only for such an edge, as
-/// most rows hold none). A head takes the least offer and enters the frontier once its distance
-/// drops below its word's, as in [`pull`]; a tail that is a candidate itself may offer a word
-/// its own offers already lowered, which [`pull`] may have read as INF. Either is an upper
-/// bound, so the search ends at the same tree (its counters may differ: the reference keeps
-/// [`pull`]). `gs` is taken after `g1`, so that no reset of the stamps comes between their marks
-/// and the pass.
-fn pull_by_scan<E: Exec>(run: &Run<'_, E>, ws: &Workspace, gs: i32, g1: i32) {
+/// [`pull`] without in-edges: the candidates are flagged in `in_far` (a byte each, zero outside
+/// a search: a quarter of the stamps' memory, which the pass reads once per edge), then one pass
+/// over every out-row offers each edge into a candidate to its head (a tail's word read only for
+/// such an edge, as most rows hold none), and the flags are cleared. A head takes the least
+/// offer and enters the frontier once its distance drops below its word's, as in [`pull`]; a
+/// tail that is a candidate itself may offer a word its own offers already lowered, which
+/// [`pull`] may have read as INF. Either is an upper bound, so the search ends at the same tree
+/// (its counters may differ: the reference keeps [`pull`]).
+fn pull_by_scan<E: Exec>(run: &Run<'_, E>, ws: &Workspace, g1: i32) {
     let (p, out) = (run.packing, run.out);
-    run.exec.for_chunks(ws.candidates.len(), GRAIN_VERTICES, |r| {
-        for i in r {
-            ws.stamp[ws.candidates.get(i) as usize].store(gs, Relaxed);
-        }
-    });
+    let flag = |on: u8| {
+        run.exec.for_chunks(ws.candidates.len(), GRAIN_VERTICES, |r| {
+            for i in r {
+                ws.in_far[ws.candidates.get(i) as usize].store(on, Relaxed);
+            }
+        })
+    };
+    flag(1);
     ws.frontier.clear();
     run.exec.for_chunks(out.n(), GRAIN_VERTICES, |r| {
         let mut frontier = Appender::new(&ws.frontier);
         for u in r {
             let row = out.row(u);
             for (&v, &w) in out.col[row.clone()].iter().zip(&out.w[row]) {
-                let (v, stamp) = (v as usize, &ws.stamp[v as usize]);
-                let s = stamp.load(Relaxed);
-                if s != gs && s != g1 {
+                let v = v as usize;
+                if ws.in_far[v].load(Relaxed) == 0 {
                     continue;
                 }
                 let wu = run.word(ws, u);
@@ -676,13 +678,14 @@ fn pull_by_scan<E: Exec>(run: &Run<'_, E>, ws: &Workspace, gs: i32, g1: i32) {
                 let offer = p.pack(nd, u as i32);
                 if offer < run.word(ws, v) {
                     let old = run.loaded(run.exec.fetch_min(&ws.packed[v], offer), v);
-                    if p.dist(offer) < p.dist(old) && run.exec.claim(stamp, g1) {
+                    if p.dist(offer) < p.dist(old) && run.exec.claim(&ws.stamp[v], g1) {
                         frontier.push(v as i32);
                     }
                 }
             }
         }
     });
+    flag(0);
 }
 
 /// Writes back the words of the touched vertices (listed in `candidates`; every other word is
