@@ -373,9 +373,9 @@ mod tests {
 
     #[test]
     fn reads_lenient_records() {
-        let d = with_file("d1", b"1\t7\r\n\n0 0 2 INF\n", |p| read_distances(p, 3)).unwrap();
+        let d = with_file("records-d", b"1\t7\r\n\n0 0 2 INF\n", |p| read_distances(p, 3)).unwrap();
         assert_eq!(d, vec![0, 7, DISTANCE_INF]);
-        let p = with_file("p1", b"0  -1\r\n1  0", |p| read_parents(p, 2)).unwrap();
+        let p = with_file("records-p", b"0  -1\r\n1  0", |p| read_parents(p, 2)).unwrap();
         assert_eq!(p, vec![-1, 0]);
     }
 
