@@ -189,9 +189,10 @@ impl Text<'_> {
         }
     }
 
+    /// Line `v`, whose number `id` holds.
     #[inline]
-    fn line(&self, out: &mut lex::Block, v: usize) {
-        out.int(v as i64);
+    fn line(&self, out: &mut lex::Block, v: usize, id: &lex::Counter) {
+        out.counter(id);
         match *self {
             Text::Distances(d) => {
                 out.byte(b' ');
@@ -215,12 +216,14 @@ impl Text<'_> {
     /// Hands the text to `sink` a block of lines at a time.
     fn emit<E>(&self, mut sink: impl FnMut(&[u8]) -> std::result::Result<(), E>) -> std::result::Result<(), E> {
         let mut block = lex::Block::new();
+        let mut id = lex::Counter::new();
         let longest = self.longest_line();
         for v in 0..self.lines() {
             if block.room() < longest {
                 sink(block.take())?;
             }
-            self.line(&mut block, v);
+            self.line(&mut block, v, &id);
+            id.step();
         }
         sink(block.take())
     }
