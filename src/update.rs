@@ -269,7 +269,7 @@ fn update_results(
                     each = UpdateStats::sum([&each, &s]);
                     listed &= ws.touched_listed;
                     if listed {
-                        // The vertices whose parents may have changed, for the combine step.
+                        // The vertices whose parents changed, for the combine step.
                         m.touched.extend((0..ws.candidates.len()).map(|i| ws.candidates.get(i)));
                     }
                 }

@@ -238,8 +238,8 @@ fn repair<E: Exec>(
 pub(crate) enum Solved {
     /// Solved afresh (or on a device): every vertex may have changed.
     Afresh,
-    /// Repaired, and the SSSP workspace lists every vertex whose combined distance or parent may
-    /// have changed (`Workspace::touched_listed`).
+    /// Repaired, and the SSSP workspace lists every vertex whose combined parent changed
+    /// (`Workspace::touched_listed`).
     Touched,
 }
 

@@ -179,8 +179,7 @@ fn cost_from_parent(g: &Rows<'_>, costs: &[AtomicI64], p: usize, v: usize) -> Re
 /// Brings the costs of the MOSP tree before an update to those of `tree`, the tree after it,
 /// rewriting only the subtrees whose paths changed.
 ///
-/// `roots`: every vertex whose MOSP parent may have changed (the combined repair's touched
-/// vertices); `batch`: the update's changes, whose edges into a vertex from its MOSP parent may
+/// `roots`: every vertex whose MOSP parent changed (the combined repair lists them); `batch`: the update's changes, whose edges into a vertex from its MOSP parent may
 /// have changed that vertex's first edge. The costs of a vertex outside their subtrees are
 /// unchanged: its path and every edge on it are. The roots are taken by ascending combined
 /// distance (an ancestor before its descendants: every combined weight is at least 1), each

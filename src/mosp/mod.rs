@@ -54,7 +54,7 @@ pub struct MospResult {
     /// next one computes every vertex's).
     pub(crate) costs_current: bool,
     /// Set by an update whose K trees were repaired with their touched vertices listed:
-    /// `touched` then lists (with repeats) every vertex whose parent may have changed in a tree,
+    /// `touched` then lists (with repeats) every vertex whose parent changed in a tree,
     /// the vertices the combine step looks at instead of every vertex.
     pub(crate) touched: Vec<i32>,
     pub(crate) touched_listed: bool,

@@ -168,7 +168,7 @@ pub struct Workspace {
     pub(crate) frontier: VertexList,
     pub(crate) generation: i32,
     /// Set by a repair that wrote back its touched vertices only: `candidates` then lists every
-    /// vertex whose distance or parent may have changed (the combine step reads it).
+    /// vertex whose parent changed (the combine step and the path costs read it).
     pub(crate) touched_listed: bool,
     /// The ring size whose bucket bitmap (in `far2`'s slots) is known to be clear, 0 if none:
     /// a finished bucket search leaves it so, near-far's use of `far2` does not.
