@@ -301,6 +301,10 @@ pub fn measure_graph(spec: &GraphSpec, csr: &Csr, threads: &[usize], plan: &[(Ki
         let small = |c: &&LatencyCase| c.size <= 1_000;
         let all: Vec<Update> = cases[first_case..].iter().filter(small).flat_map(|c| c.updates.iter().copied()).filter(|u| !u.recomputed).collect();
         let unchanged: Vec<f64> = all.iter().filter(|u| u.affected == 0).map(|u| u.ms).collect();
+        // The memory is set against a CSR and a reverse CSR: the in-rows are counted made and in
+        // step, as a repair reads them (a stream of 10K batches may have dropped them, to be made
+        // again when next read, which left the out-rows alone to count).
+        let _ = g.in_rows();
         let (n, mm, k) = (g.n(), g.m(), g.k());
         let compact = 2 * 4 * (n + 1 + mm * (k + 1));
         graphs.push(LatencyGraph {
