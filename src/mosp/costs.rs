@@ -179,12 +179,13 @@ fn cost_from_parent(g: &Rows<'_>, costs: &[AtomicI64], p: usize, v: usize) -> Re
 /// Brings the costs of the MOSP tree before an update to those of `tree`, the tree after it,
 /// rewriting only the subtrees whose paths changed.
 ///
-/// `roots`: every vertex whose MOSP parent changed (the combined repair lists them); `batch`: the update's changes, whose edges into a vertex from its MOSP parent may
-/// have changed that vertex's first edge. The costs of a vertex outside their subtrees are
-/// unchanged: its path and every edge on it are. The roots are taken by ascending combined
-/// distance (an ancestor before its descendants: every combined weight is at least 1), each
-/// writing its subtree top-down (children from the combined graph's out-rows, which hold every
-/// MOSP tree edge); a root already written by an earlier one is skipped.
+/// `roots`: every vertex whose MOSP parent changed (the combined repair lists them); `batch`:
+/// the update's changes, whose edges into a vertex from its MOSP parent may have changed that
+/// vertex's first edge. The costs of a vertex outside their subtrees are unchanged: its path and
+/// every edge on it are. The roots are taken by ascending combined distance (an ancestor before
+/// its descendants: every combined weight is at least 1), each writing its subtree top-down
+/// (children from the combined graph's out-rows, which hold every MOSP tree edge); a root
+/// already written by an earlier one is skipped.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn update_path_costs(
     g: &Rows<'_>,

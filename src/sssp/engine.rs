@@ -696,8 +696,7 @@ fn pull_by_scan<E: Exec>(run: &Run<'_, E>, ws: &Workspace, g1: i32) {
 ///
 /// `candidates` then lists the vertices whose parent changed (gathered in `frontier`, free after
 /// the search), all that the MOSP steps read of a repair: the combined graph and the path costs
-/// depend on the trees' parents only. Most touched vertices keep their parent and move with it
-/// (usroads, 100 local reweights: 2 % of those whose distance moved changed parent).
+/// depend on the trees' parents only, and most touched vertices keep their parent and only move.
 fn unpack_touched<E: Exec>(
     run: &Run<'_, E>,
     ws: &Workspace,
