@@ -1058,8 +1058,8 @@ void dyng_result_free(struct dyng_result_t *r);
  *
  * - `updated_graph`: the graph AFTER the batch, this objective only (K = 1). `reverse_graph`: its
  *   reverse (K = 1, `col_ind` = the tails of the edges into each vertex, with their weights), or
- *   NULL: then it is built for the call (a copy and a pass over the edges) when there are
- *   changes.
+ *   NULL: then, when there are changes, the repair finds the in-edges it pulls by a pass over
+ *   the edges (the sequential engine builds a reverse graph for the call instead).
  * - `changed_src/dst` (`num_changed`): the edges that may cut a vertex off its tree path, as the
  *   originals list them per objective: every deleted edge (batch order, duplicates kept), then
  *   every insertion that RAISED this objective's weight of an edge the graph had before the batch

@@ -14,10 +14,9 @@ use crate::mosp::MospResult;
 use crate::resources::device::Prepared;
 use crate::resources::{PooledWorkspace, Resources};
 use crate::sssp::engine;
-use crate::sssp::exec::Exec;
 use crate::sssp::run::Changes;
 use crate::sssp::packing::Packing;
-use crate::sssp::{default_delta, graph_delta, lease_workspace, view, with_exec, SsspResult, UpdateStats, Workspace};
+use crate::sssp::{default_delta, graph_delta, lease_workspace, runs_reference, view, with_exec, SsspResult, UpdateStats, Workspace};
 use std::sync::Arc;
 
 /// A result to bring up to date.
@@ -373,8 +372,7 @@ impl Ctx<'_> {
             let in_rows = || {
                 // The reference's pull, over in-rows in the candidates' order, gives the
                 // originals' counters: it makes them whatever the graph's setting.
-                let reference = with_exec!(self.res, |e| e.reference());
-                if !reference && !self.graph.makes_in_rows() && !self.graph.keeps_in_rows() {
+                if !runs_reference(self.res) && !self.graph.makes_in_rows() && !self.graph.keeps_in_rows() {
                     return engine::InEdges::Scan(&self.in_rows_ns);
                 }
                 let clock = std::time::Instant::now();

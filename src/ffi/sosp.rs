@@ -3,8 +3,8 @@
 //!
 //! Such code keeps its own CSR (one weight column per objective), its reverse graph and the tree
 //! arrays, applies a batch itself and calls an update per objective. These calls borrow those
-//! arrays for the call: nothing is copied or rebuilt (but a reverse graph the caller does not
-//! pass), and the trees are updated in place, after every check that can fail.
+//! arrays for the call: nothing is copied or rebuilt (without the reverse graph, the sequential
+//! engine builds one), and the trees are updated in place, after every check that can fail.
 
 use super::boundary::{guard, invalid, non_null, output_size, slice, slice_mut, write_versioned, FfiResult};
 use super::consts::*;
@@ -64,8 +64,8 @@ unsafe fn put_stats(stats: *mut dyng_update_stats_t, s: &UpdateStats, func: &str
 ///
 /// - `updated_graph`: the graph AFTER the batch, this objective only (K = 1). `reverse_graph`: its
 ///   reverse (K = 1, `col_ind` = the tails of the edges into each vertex, with their weights), or
-///   NULL: then it is built for the call (a copy and a pass over the edges) when there are
-///   changes.
+///   NULL: then, when there are changes, the repair finds the in-edges it pulls by a pass over
+///   the edges (the sequential engine builds a reverse graph for the call instead).
 /// - `changed_src/dst` (`num_changed`): the edges that may cut a vertex off its tree path, as the
 ///   originals list them per objective: every deleted edge (batch order, duplicates kept), then
 ///   every insertion that RAISED this objective's weight of an edge the graph had before the batch

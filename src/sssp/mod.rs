@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::graph::{Csr, Graph, Rows};
 use crate::resources::{Lease, Resources};
 use packing::Packing;
-use run::{Changes, InView, OutView};
+use run::{Changes, OutView};
 use std::sync::Arc;
 
 pub use crate::stats::{default_delta, UpdateStats, Visits};
@@ -51,6 +51,12 @@ macro_rules! with_exec {
     }};
 }
 pub(crate) use with_exec;
+
+/// Whether `res` runs the sequential reference, whose counters are the originals' (so whose
+/// pull takes in-rows in the candidates' order: see `engine::InEdges`).
+pub(crate) fn runs_reference(res: &Resources) -> bool {
+    with_exec!(res, |e| exec::Exec::reference(e))
+}
 
 /// Objective `j` of `rows`, as the engines read it.
 pub(crate) fn view<'a>(rows: &Rows<'a>, j: usize) -> OutView<'a> {
@@ -668,9 +674,11 @@ fn check_graph(res: &Resources, graph: &CsrArrays<'_>, max_weight: i64) -> Resul
 }
 
 /// The originals' per-objective update on caller-owned arrays (`sospUpdateCpu`, the drop-in entry
-/// point): `graph` is the UPDATED graph (one objective), `reverse` its reverse graph (`None`: built
-/// for the call when there are changes, a copy and a pass over the edges), `dist`/`parent` the tree
-/// of the old graph in, of the updated graph out (written in place, only once nothing can fail).
+/// point): `graph` is the UPDATED graph (one objective), `reverse` its reverse graph (`None`: when
+/// there are changes, a parallel engine's repair finds the in-edges it pulls by a pass over the
+/// edges, and the sequential reference builds a reverse graph for the call), `dist`/`parent` the
+/// tree of the old graph in, of the updated graph out (written in place, only once nothing can
+/// fail).
 ///
 /// `changed_from`/`changed_to` are the edges that can invalidate a subtree as the originals list
 /// them: every deletion and every insertion that raised this objective's weight of an existing
@@ -765,15 +773,21 @@ pub fn sosp_update_arrays(
         heads: insert_heads,
     };
     res.device().update_arrays(res, || graph.to_csr(), set, source, delta, max_weight, dist, parent, |dist, parent| {
+        // Without the caller's reverse graph a repair on the parallel engine finds its in-edges
+        // by a pass over the rows (`engine::InEdges::Scan`), a fraction of what building one for
+        // a single call costs; the reference builds it, its pull's order giving the originals'
+        // counters.
         let built = match (reverse, repairs) {
-            (None, true) => Some(with_exec!(res, |e| crate::graph::rows::SlackRows::reversed_on(e, &graph.rows()))),
+            (None, true) if runs_reference(res) => Some(with_exec!(res, |e| crate::graph::rows::SlackRows::reversed_on(e, &graph.rows()))),
             _ => None,
         };
-        let inn: InView<'_> = match (&built, reverse) {
-            (Some(r), _) => view(&r.rows(), 0),
-            (None, Some(r)) => r.out().guarded(guard),
+        let scanned = std::cell::Cell::new(0);
+        let inn = match (&built, reverse) {
+            (Some(r), _) => engine::InEdges::Rows(view(&r.rows(), 0)),
+            (None, Some(r)) => engine::InEdges::Rows(r.out().guarded(guard)),
+            (None, None) if repairs => engine::InEdges::Scan(&scanned),
             // Without changes nothing is pulled (no candidates), so no reverse graph is read.
-            (None, None) => graph.out(),
+            (None, None) => engine::InEdges::Rows(graph.out()),
         };
         let changes = Changes {
             from: changed_from,
@@ -785,7 +799,7 @@ pub fn sosp_update_arrays(
         let updated = with_exec!(res, |e| engine::update(
             e,
             graph.out().guarded(guard),
-            || engine::InEdges::Rows(inn),
+            || inn,
             changes,
             source,
             delta,
