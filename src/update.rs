@@ -495,7 +495,7 @@ mod tests {
         let t = crate::io::generators::graphgen::grid(40, 40, 2, 1, 30, 5).unwrap();
         let csr = Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, crate::WeightLayout::EdgeMajor).unwrap();
         for res in [Resources::sequential(), Resources::parallel(1).unwrap(), Resources::parallel(3).unwrap()] {
-            let reference = res.thread_pool().is_none();
+            let reference = runs_reference(&res);
             let opt = SsspOptions { fallback: Fallback::Never, ..Default::default() };
             let (mut kept, mut scanned) = (Graph::new(csr.clone()), Graph::new(csr.clone()));
             scanned.keep_in_rows(false);
