@@ -322,6 +322,9 @@ fn parent_death_kills_the_worker_within_a_second() {
 
 /// Runs role test `test` in a child process and fails with its output unless it passed.
 fn assert_role_passes(test: &str, role: &str) {
+    // The child's pipes are this process's fds while it runs: serialized with the tests that
+    // count them.
+    let _serial = serial();
     let out = run_role(test, role, &[]).wait_with_output().unwrap();
     assert!(
         out.status.success(),
