@@ -283,7 +283,7 @@ pub(crate) mod lex {
     #[inline]
     fn digits(x: u64) -> usize {
         let x = x | 1;
-        let t = ((64 - x.leading_zeros()) * 1233 >> 12) as usize;
+        let t = (((64 - x.leading_zeros()) * 1233) >> 12) as usize;
         t + 1 - usize::from(x < POWERS[t])
     }
 
@@ -483,9 +483,9 @@ pub(crate) mod fast {
         // The digits moved to the top bytes (zeros before them), then combined in pairs, fours
         // and the eight.
         let d = x << (8 * (8 - len));
-        let d = (d.wrapping_mul(10 << 8 | 1) >> 8) & 0x00FF_00FF_00FF_00FF;
-        let d = (d.wrapping_mul(100 << 16 | 1) >> 16) & 0x0000_FFFF_0000_FFFF;
-        let d = d.wrapping_mul(10_000 << 32 | 1) >> 32;
+        let d = (d.wrapping_mul((10 << 8) | 1) >> 8) & 0x00FF_00FF_00FF_00FF;
+        let d = (d.wrapping_mul((100 << 16) | 1) >> 16) & 0x0000_FFFF_0000_FFFF;
+        let d = d.wrapping_mul((10_000 << 32) | 1) >> 32;
         (len, d)
     }
 
