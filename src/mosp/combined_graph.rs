@@ -65,7 +65,7 @@ const BUILD_GRAIN: usize = 1 << 14;
 const DEDUP_SCAN: usize = 32;
 
 /// The most trees whose edge weights are looked up by mask (see `build_rows_by_graph`).
-const MASK_TREES: usize = 4;
+pub(super) const MASK_TREES: usize = 4;
 
 /// Tree j's parent of `v`, or `v` itself where it has none or `v` is the source, which has no
 /// in-edges (the slot's form).
@@ -88,7 +88,7 @@ fn write_slots(parents: &[&[i32]], v: usize, source: usize, tails: &mut [i32], w
 
 /// The tails of v's K slots.
 #[inline(always)]
-fn write_tails(parents: &[&[i32]], v: usize, source: usize, tails: &mut [i32]) {
+pub(super) fn write_tails(parents: &[&[i32]], v: usize, source: usize, tails: &mut [i32]) {
     for (j, t) in tails.iter_mut().enumerate() {
         *t = slot_tail(parents, v, j, source);
     }
@@ -105,7 +105,7 @@ fn write_weights(v: usize, tails: &[i32], weights: &mut [i32], terms: &[i64], ba
 /// The weight of edge (p, v) in the combined graph of `tails` (v's K slots): base minus the
 /// terms of the trees whose slot holds p.
 #[inline(always)]
-fn weight_of(tails: &[i32], p: i32, terms: &[i64], base: i64) -> i32 {
+pub(super) fn weight_of(tails: &[i32], p: i32, terms: &[i64], base: i64) -> i32 {
     // Without a branch: whether two trees share a parent is a coin toss on most graphs, and
     // its mispredictions were most of a build's time.
     let shared: i64 = tails.iter().zip(terms).map(|(&t, &term)| std::hint::select_unpredictable(t == p, term, 0)).sum();
@@ -115,14 +115,14 @@ fn weight_of(tails: &[i32], p: i32, terms: &[i64], base: i64) -> i32 {
 /// Whether no tree has a parent of `v`: v has K self slots and no in-edge (most vertices where
 /// the source reaches a small part of the graph: usroads from vertex 0, 352 edges in 129K rows).
 #[inline(always)]
-fn unreached(parents: &[&[i32]], v: usize) -> bool {
+pub(super) fn unreached(parents: &[&[i32]], v: usize) -> bool {
     parents.iter().all(|p| p[v] < 0)
 }
 
 /// Whether slot `j`'s tail is an edge of its own: not a self slot, and not a tail of a slot
 /// before it (compared without a branch, as in [`weight_of`]).
 #[inline(always)]
-fn first_edge(tails: &[i32], j: usize, v: usize) -> bool {
+pub(super) fn first_edge(tails: &[i32], j: usize, v: usize) -> bool {
     let t = tails[j];
     let seen = tails[..j].iter().fold(false, |seen, &x| seen | (x == t));
     !seen & (t != v as i32)

@@ -7,6 +7,7 @@
 pub mod combine;
 pub(crate) mod combined_graph;
 pub(crate) mod costs;
+mod over_rows;
 pub mod preferences;
 
 use crate::error::{Error, Result};
@@ -239,8 +240,9 @@ impl MospResult {
     /// Whether the combine keeps what lets the next update change the combined graph and repair
     /// the combined tree at the vertices whose parents changed (the default, `true`), or builds
     /// only what the combined solve reads, 28 bytes a vertex less (K = 3), and solves the
-    /// combined graph afresh at every update: for a driver that updates a result once, as
-    /// `dyng mosp` does. Takes effect at the next combine.
+    /// combined graph afresh at every update (on one thread over the graph's rows, building
+    /// none): for a driver that updates a result once, as `dyng mosp` does. Takes effect at the
+    /// next combine.
     pub fn keep_combined_graph(&mut self, keep: bool) {
         self.keep_combined = keep;
     }
