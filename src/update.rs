@@ -16,7 +16,9 @@ use crate::resources::{PooledWorkspace, Resources};
 use crate::sssp::engine;
 use crate::sssp::run::Changes;
 use crate::sssp::packing::Packing;
-use crate::sssp::{default_delta, graph_delta, lease_workspace, runs_reference, view, with_exec, SsspResult, UpdateStats, Workspace};
+use crate::sssp::validate::is_canonical_before;
+use crate::sssp::{default_delta, graph_delta, lease_workspace, runs_reference, view, with_exec, Canonical, SsspResult, UpdateStats, Workspace};
+use crate::graph::before::RowsBefore;
 use std::sync::Arc;
 
 /// A result to bring up to date.
@@ -199,6 +201,16 @@ pub fn update_timed(
         }
     }
     let original_m = graph.m().max(1);
+    // The rows the batch changes as they are now, where a tree's check waits for an update
+    // that would recompute it: the check reads the graph before the batch.
+    let unchecked = |t: &SsspResult| t.canonical == Canonical::Unchecked;
+    let before = results
+        .iter()
+        .any(|r| match r {
+            ResultMut::Sssp(t) => unchecked(t),
+            ResultMut::Mosp(m) => m.trees.iter().any(unchecked),
+        })
+        .then(|| RowsBefore::of(&graph.rows(), batch));
 
     let clock = std::time::Instant::now();
     graph.apply_uncommitted(batch)?;
@@ -207,7 +219,7 @@ pub fn update_timed(
         ..Default::default()
     };
     let mut done = 0;
-    let outcome = update_results(res, graph, batch, results, &facts, original_m, &mut timings, &mut done);
+    let outcome = update_results(res, graph, batch, before.as_ref(), results, &facts, original_m, &mut timings, &mut done);
     match outcome {
         Ok(stats) => {
             // A commit may compact the rows: part of the apply's cost.
@@ -237,6 +249,7 @@ fn update_results(
     res: &Resources,
     graph: &Graph,
     batch: &BatchView<'_>,
+    before: Option<&RowsBefore>,
     results: &mut [ResultMut<'_>],
     facts: &[Option<ObjectiveFacts>],
     original_m: usize,
@@ -251,7 +264,7 @@ fn update_results(
     let mut lists = res.workspaces().lease(ChangedLists::default);
     let mut ws = lease_workspace(res, n);
     let had_in_rows = graph.keeps_in_rows();
-    let ctx = Ctx { res, graph, device: &device, batch, masks: graph.increase_masks(), facts, original_m, in_rows_ns: std::cell::Cell::new(0) };
+    let ctx = Ctx { res, graph, device: &device, batch, before, masks: graph.increase_masks(), facts, original_m, in_rows_ns: std::cell::Cell::new(0) };
     timings.prepare_ns = clock.elapsed().as_nanos() as u64;
     let mut all_stats = Vec::with_capacity(results.len());
     for r in results.iter_mut() {
@@ -326,6 +339,8 @@ struct Ctx<'a> {
     graph: &'a Graph,
     device: &'a Prepared<'a>,
     batch: &'a BatchView<'a>,
+    /// The rows the batch changed, as they were, where a tree's check waits (`Canonical::Unchecked`).
+    before: Option<&'a RowsBefore>,
     masks: &'a [u64],
     facts: &'a [Option<ObjectiveFacts>],
     original_m: usize,
@@ -367,6 +382,7 @@ impl Ctx<'_> {
             heads: changes.heads,
         };
         let tree = (&mut dist[..], &mut parent[..], &mut t.largest);
+        let found = std::cell::Cell::new(None);
         let (stats, solved) = self.device.update(self.res, j, set, t.source, delta, f.max_weight, tree, |(dist, parent, largest)| {
             let rows = self.graph.rows();
             let in_rows = || {
@@ -383,7 +399,15 @@ impl Ctx<'_> {
                 }
                 engine::InEdges::Rows(v)
             };
-            let policy = t.fallback.policy(n, t.canonical, t.static_pushes, t.delta.is_none().then(|| graph_delta(self.graph, j)));
+            // A tree not checked yet is checked on the graph before the batch, if the update
+            // would recompute it.
+            let before = self.before.filter(|_| t.canonical == Canonical::Unchecked);
+            let policy = t.fallback.policy(n, t.canonical == Canonical::Yes || before.is_some(), t.static_pushes, t.delta.is_none().then(|| graph_delta(self.graph, j)));
+            let check = |dist: &[i64], parent: &[i32]| {
+                let yes = before.is_some_and(|b| with_exec!(self.res, |e| is_canonical_before(e, &rows, b, j, t.source, dist, parent)));
+                found.set(Some(yes));
+                yes
+            };
             with_exec!(self.res, |e| engine::update(
                 e,
                 view(&rows, j),
@@ -393,6 +417,7 @@ impl Ctx<'_> {
                 delta,
                 f.max_weight,
                 policy,
+                before.is_some().then_some(&check as engine::CanonicalCheck<'_>),
                 engine::OldTree::Trusted,
                 ws,
                 dist,
@@ -403,6 +428,12 @@ impl Ctx<'_> {
         if solved.is_some() {
             t.static_pushes = solved;
         }
+        // A recomputed tree is canonical; a repaired one is if the old one was.
+        t.canonical = match (found.get(), stats.fallback_used) {
+            (_, true) => Canonical::Yes,
+            (Some(false), _) => Canonical::No,
+            _ => t.canonical,
+        };
         // In-rows made during this run are preparation.
         let made = self.in_rows_ns.get() - in_rows_before;
         t.stats = UpdateStats {
@@ -593,6 +624,61 @@ mod tests {
             }
             // Repairs keep it known unless they lower the vertex that had it.
             assert!(repairs >= 10 && known_after_repair * 2 > repairs, "{known_after_repair} of {repairs}");
+        }
+    }
+
+    /// A vertex of `t` (a canonical tree of objective 0 of `g`) with a tight in-neighbour of a
+    /// higher id than its parent, both in `keep`, and that neighbour.
+    fn second_tight_parent(g: &Graph, t: &SsspResult, keep: &[bool]) -> (usize, i32) {
+        let rows = g.rows();
+        let (d, p) = (t.distances(), t.parents());
+        let weight = |u: usize, v: usize| rows.heads()[rows.row(u)].iter().zip(&rows.column(0)[rows.row(u)]).find(|(&h, _)| h as usize == v).map(|(_, &w)| w as i64);
+        (0..g.n())
+            .filter(|&v| keep[v] && p[v] >= 0)
+            .find_map(|v| (0..g.n()).find(|&u| keep[u] && u as i32 > p[v] && weight(u, v).is_some_and(|w| d[u] + w == d[v])).map(|u| (v, u as i32)))
+            .expect("a grid with weights of 1 and 2 has ties")
+    }
+
+    /// The check of an adopted tree waits for the update that would recompute it, and reads the
+    /// graph before the batch: a canonical tree is recomputed, then known canonical; a tree that
+    /// is not is repaired, keeping its tie choices where the batch does not reach, and so is
+    /// known not to be.
+    #[test]
+    fn an_unchecked_tree_is_recomputed_only_if_it_was_canonical() {
+        let t = crate::io::generators::graphgen::grid(70, 70, 1, 1, 2, 3).unwrap();
+        let csr = Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, crate::WeightLayout::EdgeMajor).unwrap();
+        assert!(t.n >= crate::sssp::ADAPTIVE_MIN_VERTICES);
+        let opt = SsspOptions { fallback: Fallback::AdaptiveCounted, ..Default::default() };
+        for res in [Resources::sequential(), Resources::parallel(2).unwrap()] {
+            let g0 = Graph::new(csr.clone());
+            let fresh = SsspResult::compute(&res, &g0, 0, 0, &opt).unwrap();
+            // The source's heavier tree edge reweighted: its subtree, about half of the tree,
+            // is invalidated, enough for the update to recompute a tree it may recompute.
+            let p = fresh.parents();
+            let child = (0..g0.n()).filter(|&v| p[v] == 0).max_by_key(|&c| (0..g0.n()).filter(|&v| crate::sssp::tree_path(p, 0, v).is_ok_and(|path| path.contains(&(c as i32)))).count()).unwrap();
+            let below: Vec<bool> = (0..g0.n()).map(|v| crate::sssp::tree_path(p, 0, v).is_ok_and(|path| path.contains(&(child as i32)))).collect();
+            let keep: Vec<bool> = below.iter().map(|&b| !b).collect();
+            let (v, u) = second_tight_parent(&g0, &fresh, &keep);
+            let mut moved = p.to_vec();
+            moved[v] = u;
+            let mut b = Batch::new(1);
+            b.insert(0, child as i32, &[20]);
+            for (parents, canonical) in [(p.to_vec(), true), (moved, false)] {
+                let (mut g, mut g2) = (g0.clone(), g0.clone());
+                let mut r = SsspResult::from_arrays_unverified(&res, &g, 0, 0, fresh.distances().to_vec(), parents.clone(), false, 20, &opt).unwrap();
+                assert!(!r.is_canonical(), "not known before an update needs it");
+                let mut checked = SsspResult::from_arrays(&g2, 0, 0, fresh.distances().to_vec(), parents, false, &opt).unwrap();
+                assert_eq!(checked.is_canonical(), canonical);
+                let s = update_one(&res, &mut g, &b.view(), &mut r).unwrap();
+                let s2 = update_one(&res, &mut g2, &b.view(), &mut checked).unwrap();
+                assert_eq!(s.fallback_used, canonical, "recomputed iff canonical ({} threads)", res.threads());
+                assert_eq!((r.distances(), r.parents()), (checked.distances(), checked.parents()));
+                assert_eq!((s.fallback_used, s.invalidated), (s2.fallback_used, s2.invalidated));
+                assert_eq!(r.is_canonical(), canonical, "known after the update that asked");
+                if !canonical {
+                    assert_eq!(r.parents()[v], u, "the repair keeps the tie choice");
+                }
+            }
         }
     }
 }

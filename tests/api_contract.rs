@@ -160,19 +160,44 @@ fn unverified_adoption_checks_what_the_originals_check() {
     assert!(adopt(d8, p.clone()).is_ok());
 }
 
-/// On graphs where an update may recompute (and its fallback lets it), one pass finds whether an
-/// unverified tree is canonical: a computed tree is, the same tree with one tie parent moved to another tight
-/// in-neighbour is not (and is then always repaired, never recomputed).
+/// On graphs where an update may recompute (and its fallback lets it), whether an unverified tree
+/// is canonical is found out by the first update that would recompute it, on the graph before its
+/// batch: a computed tree is, and is recomputed; the same tree with one tie parent moved to
+/// another tight in-neighbour is not, nor one with a parent of lower id off the shortest paths,
+/// and both are repaired, never recomputed. Until then no adopted tree is known canonical.
 #[test]
-fn unverified_adoption_finds_canonical_trees() {
+fn unverified_adoption_finds_canonical_trees_when_an_update_would_recompute() {
     let res = Resources::sequential();
     let g = grid_graph(70, 1);
     let r = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
     let (d, p) = (r.distances().to_vec(), r.parents().to_vec());
-    let adopt = |p: Vec<i32>| SsspResult::from_arrays_unverified(&res, &g, 0, 0, d.clone(), p, false, 20, &SsspOptions::default()).unwrap();
-    assert!(adopt(p.clone()).is_canonical());
-    // A vertex with two tight in-neighbours: give it the higher one.
+    let adopt = |g: &Graph, p: Vec<i32>, opt: &SsspOptions| SsspResult::from_arrays_unverified(&res, g, 0, 0, d.clone(), p, false, 20, opt).unwrap();
+    // The source's out-edges closed, one reopened heavier: every path changes, so an update
+    // would recompute a tree it may recompute.
+    let mut batch = Batch::new(1);
     let csr = g.to_csr();
+    for e in csr.row(0) {
+        batch.delete(0, csr.col_ind()[e]);
+    }
+    batch.insert(0, 1, &[20]);
+    // Updated through the public API: whether it recomputed, and whether it is known canonical
+    // before and after; a shortest-path tree's update must be that of the same tree adopted
+    // with every check made (which refuses a parent off the shortest paths).
+    let update = |p: Vec<i32>, opt: &SsspOptions| {
+        let mut g1 = g.clone();
+        let mut t = adopt(&g1, p.clone(), opt);
+        let known_before = t.is_canonical();
+        let s = dyng::update_one(&res, &mut g1, &batch.view(), &mut t).unwrap();
+        let mut g2 = g.clone();
+        if let Ok(mut checked) = SsspResult::from_arrays(&g2, 0, 0, d.clone(), p, false, opt) {
+            dyng::update_one(&res, &mut g2, &batch.view(), &mut checked).unwrap();
+            assert_eq!((t.distances(), t.parents()), (checked.distances(), checked.parents()));
+        }
+        (known_before, s.fallback_used, t.is_canonical())
+    };
+    let opt = SsspOptions::default();
+    assert_eq!(update(p.clone(), &opt), (false, true, true), "a computed tree: recomputed, then known canonical");
+    // A vertex with two tight in-neighbours: give it the higher one.
     let tie = (0..g.n()).find_map(|v| {
         let tails: Vec<usize> = (0..g.n())
             .filter(|&u| csr.row(u).any(|e| csr.col_ind()[e] as usize == v && d[u] + csr.column(0)[e] as i64 == d[v]))
@@ -182,7 +207,7 @@ fn unverified_adoption_finds_canonical_trees() {
     let (v, higher) = tie.expect("a grid with weights in [1, 20] has ties");
     let mut moved = p.clone();
     moved[v] = higher as i32;
-    assert!(!adopt(moved).is_canonical());
+    assert_eq!(update(moved, &opt), (false, false, false), "a tie moved: repaired");
     // A parent of lower id whose edge is not tight: no edge is lower than a tight one, but the
     // tree's own edge into the vertex is missing.
     let loose = (0..g.n()).find_map(|v| {
@@ -194,11 +219,11 @@ fn unverified_adoption_finds_canonical_trees() {
     let (v, u) = loose.expect("a grid vertex has a lower-id in-neighbour off its shortest paths");
     let mut moved = p.clone();
     moved[v] = u as i32;
-    assert!(!adopt(moved).is_canonical());
-    // A tree that is never recomputed is not asked: with `Fallback::Never` the pass is skipped
-    // and the tree is always repaired.
+    assert!(SsspResult::from_arrays(&g, 0, 0, d.clone(), moved.clone(), false, &opt).is_err());
+    assert_eq!(update(moved, &opt), (false, false, false), "a parent off the shortest paths: repaired");
+    // A tree that is never recomputed is never asked about: with `Fallback::Never` it is repaired.
     let never = SsspOptions { fallback: dyng::Fallback::Never, ..Default::default() };
-    assert!(!SsspResult::from_arrays_unverified(&res, &g, 0, 0, d.clone(), p, false, 20, &never).unwrap().is_canonical());
+    assert_eq!(update(p, &never), (false, false, false));
 }
 
 /// A deferred MOSP result combines once, in its first update, into what a combined one gives.

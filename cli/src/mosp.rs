@@ -141,12 +141,9 @@ pub fn run(args: MospArgs) -> Result<ExitCode, Failure> {
         eprintln!("{w}");
     }
     // The drop-in driver prints `invalidated` as the originals do: exact, whichever way the
-    // adaptive update goes. An empty batch updates no tree, so none is recomputed: its adoption
-    // skips the pass that finds a tree canonical (20 ms a tree on the 1000^2 grid).
-    let sopt = SsspOptions {
-        delta: args.delta,
-        fallback: if inp.batch.is_empty() { dyng::Fallback::Never } else { dyng::Fallback::AdaptiveCounted },
-    };
+    // adaptive update goes. Whether a tree may be recomputed is found out only by an update that
+    // would recompute it (see `SsspResult::from_arrays_unverified`).
+    let sopt = SsspOptions { delta: args.delta, fallback: dyng::Fallback::AdaptiveCounted };
     if args.isolation == Isolation::Worker {
         pb.finish_and_clear();
         // The worker adopts the trees as `adopt` does without `--validate` (which `--isolation

@@ -13,6 +13,7 @@ pub mod batch;
 pub mod csr;
 pub mod dijkstra;
 mod lag;
+pub(crate) mod before;
 pub(crate) mod mirror;
 pub(crate) mod rows;
 pub(crate) mod stale;

@@ -231,7 +231,7 @@ fn repair<E: Exec>(
     // changes: its quick walk takes up to n / 32 of them.
     let policy = Fallback::Adaptive.policy(n, true, None, None).map(|a| engine::Adaptive { quick_changes: n / 32, ..a });
     let inn = || engine::InEdges::Rows(g.in_view());
-    let (stats, _) = engine::update(e, g.out_view(), inn, changes, source, delta, base, policy, engine::OldTree::Trusted, ws, dist, parent, largest)?;
+    let (stats, _) = engine::update(e, g.out_view(), inn, changes, source, delta, base, policy, None, engine::OldTree::Trusted, ws, dist, parent, largest)?;
     Ok(stats)
 }
 

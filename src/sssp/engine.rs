@@ -139,6 +139,9 @@ pub(crate) enum InEdges<'a> {
     Scan(&'a std::cell::Cell<u64>),
 }
 
+/// Whether an old tree (distances, parents) is canonical: asked by [`update`] before it recomputes.
+pub(crate) type CanonicalCheck<'a> = &'a dyn Fn(&[i64], &[i32]) -> bool;
+
 /// Dynamic update: on entry `dist`/`parent` hold the tree of the old graph, on return the tree of
 /// the updated graph described by `out` and the in-edges `inn` gives (asked for only by a
 /// repair, when it pulls: a recompute needs no reverse graph).
@@ -150,6 +153,9 @@ pub(crate) enum InEdges<'a> {
 ///
 /// `largest`: on entry the old tree's largest finite distance if known (the shortcut rule then
 /// needs no pass over the distances), on return the new tree's if known.
+///
+/// `canonical`, where given, is asked before the update recomputes (once, with the old tree,
+/// none of whose words is written then): an old tree it does not find canonical is repaired.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn update<'i, E: Exec>(
     exec: &E,
@@ -160,6 +166,7 @@ pub(crate) fn update<'i, E: Exec>(
     delta: i64,
     max_weight: i64,
     adaptive: Option<Adaptive>,
+    canonical: Option<CanonicalCheck<'_>>,
     old_tree: OldTree,
     ws: &mut Workspace,
     dist: &mut [i64],
@@ -200,6 +207,19 @@ pub(crate) fn update<'i, E: Exec>(
         } else {
             Ok(())
         }
+    };
+    // Whether the old tree may be recomputed, asked only where the update would recompute.
+    let asked = std::cell::Cell::new(None);
+    let may = |dist: &[i64], parent: &[i32]| match canonical {
+        None => true,
+        Some(c) => match asked.get() {
+            Some(yes) => yes,
+            None => {
+                let yes = c(dist, parent);
+                asked.set(Some(yes));
+                yes
+            }
+        },
     };
     let result = (|| -> Result<(Option<i64>, Option<i64>)> {
         let ws = shared;
@@ -269,7 +289,7 @@ pub(crate) fn update<'i, E: Exec>(
             }
             if let Some((g0, count)) = quick {
                 may_recompute = false;
-                if a.shortcut.is_some_and(|share| shortcut_after_walk(&changes, dist, ws, g0, share, &largest)) {
+                if a.shortcut.is_some_and(|share| shortcut_after_walk(&changes, dist, ws, g0, share, &largest)) && may(dist, parent) {
                     stats.invalidated = count as i64;
                     return recompute(&mut stats, &mut gens, dist, parent, true);
                 }
@@ -290,7 +310,7 @@ pub(crate) fn update<'i, E: Exec>(
                 stats.visits.predict += p.visited as i64;
                 heads = p.improving_heads;
                 roots_listed = p.roots_listed;
-                predicted = p.recompute(share);
+                predicted = p.recompute(share) && may(dist, parent);
                 may_recompute = predicted || !p.informative;
                 if predicted && !a.exact_count {
                     // The walk that would count the invalidated vertices exactly costs up to half
@@ -344,7 +364,7 @@ pub(crate) fn update<'i, E: Exec>(
         };
         stats.invalidated = invalidation.count() as i64;
         let candidates = stats.invalidated as usize + heads;
-        if predicted || adaptive.is_some_and(|a| candidates >= a.recompute_at) {
+        if predicted || (adaptive.is_some_and(|a| candidates >= a.recompute_at) && may(dist, parent)) {
             return recompute(&mut stats, &mut gens, dist, parent, true);
         }
         // A repair from here on. Its search's way is chosen now (or was, before the walk), and
@@ -425,7 +445,9 @@ pub(crate) fn update<'i, E: Exec>(
                     }
                 }
             }
-            let budget = adaptive.map(|a| a.push_budget);
+            // A search past its budget is abandoned for a recompute: not for a tree not known
+            // to be canonical, whose repair is not asked to stop (its check costs a pass).
+            let budget = adaptive.filter(|_| canonical.is_none() || asked.get() == Some(true)).map(|a| a.push_budget);
             near_far(&run, ws, &mut gens, &mut stats, budget, track, SearchKind::Repair, Some(solo))
         };
         if search == Search::Abandoned {

@@ -201,9 +201,10 @@ pub struct SsspResult {
     pub(crate) objective: usize,
     pub(crate) delta: Option<i64>,
     pub(crate) fallback: Fallback,
-    /// Every parent is the lowest-id tight in-neighbour (computed trees, canonicalized or
-    /// verified adopted trees, and their updates).
-    pub(crate) canonical: bool,
+    /// Whether every parent is the lowest-id tight in-neighbour (computed trees, canonicalized
+    /// or verified adopted trees, and their updates are; an adopted tree checked as the
+    /// originals check theirs is found out when an update would recompute it).
+    pub(crate) canonical: Canonical,
     pub(crate) dist: Arc<Vec<i64>>,
     pub(crate) parent: Arc<Vec<i32>>,
     pub(crate) stats: UpdateStats,
@@ -215,6 +216,17 @@ pub struct SsspResult {
     /// the CUDA engine, or after a repair that lowered the vertex that had it. Spares the
     /// shortcut rule of the adaptive update a pass over every distance (50 us on usroads).
     pub(crate) largest: Option<i64>,
+}
+
+/// Whether a tree is canonical: what lets an update recompute it instead of repairing it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Canonical {
+    Yes,
+    No,
+    /// Not checked: the first update that would recompute the tree checks it then, on the graph
+    /// before its batch (`validate::is_canonical_before`), and repairs it if it is not. An update
+    /// that repairs keeps the answer: a repair of a canonical tree is canonical, of another not.
+    Unchecked,
 }
 
 /// Refuses an objective index outside `[0, k)` (every engine and entry point).
@@ -322,7 +334,7 @@ impl SsspResult {
             objective,
             delta: opt.delta,
             fallback: opt.fallback,
-            canonical: true,
+            canonical: Canonical::Yes,
             dist: Arc::new(dist),
             parent: Arc::new(parent),
             static_pushes: Some(stats.pushes),
@@ -385,7 +397,10 @@ impl SsspResult {
         if canonicalize {
             validate::canonicalize(&graph.rows(), objective, source, &dist, &mut parent);
         }
-        let canonical = validate::check_on_graph(&graph.rows(), objective, source, &dist, &parent, &what)?;
+        let canonical = match validate::check_on_graph(&graph.rows(), objective, source, &dist, &parent, &what)? {
+            true => Canonical::Yes,
+            false => Canonical::No,
+        };
         // One more pass after the validation's passes over every vertex and edge, so that the
         // first update of an adopted tree finds it as the next updates do.
         let largest = dist.iter().copied().filter(|&d| crate::sssp::run::is_finite(d)).max();
@@ -402,13 +417,15 @@ impl SsspResult {
     /// originals' one-pass rule first.
     ///
     /// On graphs where the adaptive update may recompute (from [`ADAPTIVE_MIN_VERTICES`], and
-    /// `opt.fallback` other than [`Fallback::Never`]), one pass over the edges (on `res`'s
-    /// threads) finds whether the tree is canonical: a canonical tree may then be recomputed where
+    /// `opt.fallback` other than [`Fallback::Never`]), a canonical tree may be recomputed where
     /// that is faster (its update and its recompute are the same tree), any other is always
-    /// repaired, keeping the tie choices the batch does not touch, as the originals do.
+    /// repaired, keeping the tie choices the batch does not touch, as the originals do. Whether
+    /// the tree is canonical (one pass over the edges) is found out by the first update that would
+    /// recompute it, on the graph before that update's batch and on its threads; an update that
+    /// repairs does not ask, so a stream of repairs never pays for the pass. `res` is not used.
     #[allow(clippy::too_many_arguments)]
     pub fn from_arrays_unverified(
-        res: &Resources,
+        _res: &Resources,
         graph: &Graph,
         source: usize,
         objective: usize,
@@ -427,10 +444,13 @@ impl SsspResult {
         }
         let bound = Packing::choose(graph.n(), max_weight.max(graph.max_weight(objective) as i64))?.bound;
         let largest = validate::check_unverified(source, &dist, &parent, bound, &what)?;
-        // Only a recompute needs to know: a tree that is never recomputed is not asked.
-        let canonical = opt.fallback != Fallback::Never
-            && graph.n() >= ADAPTIVE_MIN_VERTICES
-            && with_exec!(res, |e| validate::is_canonical(e, &graph.rows(), objective, source, &dist, &parent));
+        // Only a recompute needs to know, and most updates repair: the update that would
+        // recompute the tree finds out (see `Canonical::Unchecked`).
+        let canonical = if opt.fallback != Fallback::Never && graph.n() >= ADAPTIVE_MIN_VERTICES {
+            Canonical::Unchecked
+        } else {
+            Canonical::No
+        };
         Ok(Self::adopted(graph, source, objective, opt, canonical, dist, parent, Some(largest)))
     }
 
@@ -441,7 +461,7 @@ impl SsspResult {
         source: usize,
         objective: usize,
         opt: &SsspOptions,
-        canonical: bool,
+        canonical: Canonical,
         dist: Vec<i64>,
         parent: Vec<i32>,
         largest: Option<i64>,
@@ -492,9 +512,11 @@ impl SsspResult {
         Arc::clone(&self.parent)
     }
 
-    /// True when every parent is the lowest-id tight in-neighbour.
+    /// True when every parent is known to be the lowest-id tight in-neighbour (a tree adopted by
+    /// [`SsspResult::from_arrays_unverified`] is not known to be until an update has needed to
+    /// know, and has recomputed it).
     pub fn is_canonical(&self) -> bool {
-        self.canonical
+        self.canonical == Canonical::Yes
     }
 
     /// Counters of the last update (or of the static solve).
@@ -804,6 +826,7 @@ pub fn sosp_update_arrays(
             source,
             delta,
             max_weight,
+            None,
             None,
             old_tree,
             &mut ws,

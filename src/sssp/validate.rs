@@ -129,21 +129,42 @@ pub(crate) fn check_unverified(source: usize, dist: &[i64], parent: &[i32], boun
     Ok(largest)
 }
 
-/// Whether the tree is canonical on objective `j` of `g`: every reachable vertex's parent is the
-/// lowest-id in-neighbour u with d(u) + w(u, v) = d(v) (which makes every parent edge a tight edge
-/// of the graph). One pass over the edges on the executor, stopping at the first lower tight tail;
-/// nothing is reported, a tree that is not canonical (or not a shortest-path tree) is only said
-/// not to be.
-pub(crate) fn is_canonical<E: super::exec::Exec>(e: &E, g: &Rows<'_>, j: usize, source: usize, dist: &[i64], parent: &[i32]) -> bool {
+/// Whether the tree is canonical on objective `j` of the graph as it was before the batch `g`
+/// holds uncommitted (the rows the batch changed as `before` kept them, the others as they are):
+/// every reachable vertex's parent is the lowest-id in-neighbour u with d(u) + w(u, v) = d(v)
+/// (which makes every parent edge a tight edge of the graph). One pass over the edges on the
+/// executor, stopping at the first lower tight tail; nothing is reported, a tree that is not
+/// canonical (or not a shortest-path tree) is only said not to be.
+pub(crate) fn is_canonical_before<E: super::exec::Exec>(
+    e: &E,
+    g: &Rows<'_>,
+    before: &crate::graph::before::RowsBefore,
+    j: usize,
+    source: usize,
+    dist: &[i64],
+    parent: &[i32],
+) -> bool {
+    let (col, w) = (g.heads(), g.column(j));
+    canonical_over(e, g.n(), |u| before.row(u, j).unwrap_or_else(|| (&col[g.row(u)], &w[g.row(u)])), source, dist, parent)
+}
+
+/// [`is_canonical_before`] over the rows `row` gives (each vertex's heads and weights).
+fn canonical_over<'r, E: super::exec::Exec>(
+    e: &E,
+    n: usize,
+    row: impl Fn(usize) -> (&'r [i32], &'r [i32]) + Sync,
+    source: usize,
+    dist: &[i64],
+    parent: &[i32],
+) -> bool {
     use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering::Relaxed};
-    let (w, col) = (g.column(j), g.heads());
     // Byte v: the tight edge from parent[v] was seen (a byte, so that marking is a plain store,
     // not a read-modify-write, which as a bit set cost a quarter of the pass). Only row
     // parent[v] marks v, so each vertex is counted once, and the counts need no pass of their own.
-    let tight_parent: Vec<AtomicU8> = (0..g.n()).map(|_| AtomicU8::new(0)).collect();
+    let tight_parent: Vec<AtomicU8> = (0..n).map(|_| AtomicU8::new(0)).collect();
     let lower = AtomicBool::new(false);
     let (reached, marked) = (AtomicUsize::new(0), AtomicUsize::new(0));
-    e.for_chunks(g.n(), 1 << 14, |r| {
+    e.for_chunks(n, 1 << 14, |r| {
         if lower.load(Relaxed) {
             return;
         }
@@ -154,8 +175,8 @@ pub(crate) fn is_canonical<E: super::exec::Exec>(e: &E, g: &Rows<'_>, j: usize, 
                 continue;
             }
             here += (u != source) as usize;
-            let row = g.row(u);
-            for (&v, &wv) in col[row.clone()].iter().zip(&w[row]) {
+            let (heads, weights) = row(u);
+            for (&v, &wv) in heads.iter().zip(weights) {
                 let v = v as usize;
                 let d = du + wv as i64;
                 let dv = dist[v];
