@@ -32,6 +32,10 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, AtomicUsize
 /// it meets (a repair of a tenth to a fifth of the tree is faster that way: docs/performance.md).
 const WIDE_SHARE: usize = 3;
 
+/// A repair of a result's own tree whose batch inserts more than n / TRUSTED_WIDE_SHARE edges
+/// packs the whole tree first.
+const TRUSTED_WIDE_SHARE: usize = 32;
+
 /// A tree's batch of at most `QUICK_CHANGES + n / QUICK_SHARE` changed edges and insertions is
 /// invalidated exactly before any sample (see `update`, `Adaptive::quick_changes`).
 const QUICK_CHANGES: usize = 64;
@@ -56,7 +60,7 @@ pub(crate) fn compute<E: Exec>(
     let mut gens = Generations(ws.generation);
     let shared: &Workspace = ws;
     solve_from_source(&run, shared, &mut gens, &mut stats, true);
-    let (affected, largest) = unpack(&run, shared, &mut gens, dist, parent);
+    let (affected, largest) = unpack(&run, shared, &mut gens, dist, parent, false);
     stats.affected = affected as i64;
     ws.generation = gens.0;
     Ok((stats, largest))
@@ -239,7 +243,7 @@ pub(crate) fn update<'i, E: Exec>(
             let run = Run { delta, ..run };
             solve_from_source(&run, ws, gens, stats, clean);
             faulted()?;
-            let (affected, largest) = unpack(&run, ws, gens, dist, parent);
+            let (affected, largest) = unpack(&run, ws, gens, dist, parent, false);
             stats.affected = affected as i64;
             Ok((Some(stats.pushes - before), Some(largest)))
         };
@@ -387,11 +391,20 @@ pub(crate) fn update<'i, E: Exec>(
         // clean tree whose repair starts from more than n / WIDE_SHARE candidates is packed too:
         // the repair then meets most vertices, where one pass in order costs less than loading
         // each word when met and writing the touched ones back in the search's order (grid
-        // 1000^2, 96 % invalidated: 1.2-1.3x the packed run's time).
+        // 1000^2, 96 % invalidated: 1.2-1.3x the packed run's time); a trusted one where its
+        // batch inserts more than n / TRUSTED_WIDE_SHARE edges.
         let wide = (stats.invalidated as usize + changes.heads.len()) * WIDE_SHARE > n;
+        // A result's own tree is packed where the batch inserts more than n / 32 edges: their
+        // gains, spread from that many places, reach most vertices (usroads safe 10K from vertex
+        // 0, 8 vertices invalidated and 5,000 heads, the repair meeting every vertex: 0.49-0.53x).
+        // Below, a repair reads and writes only what it meets (usroads local 2K from vertex 0,
+        // nothing invalidated: 0.06 ms, where the passes cost 0.6; 1,000 local reweights: packed,
+        // 1.10-1.23x), however many vertices it invalidates (the count of heads that improve,
+        // which the sample gives, says little of how far their gains reach).
+        let wide_own = changes.heads.len() * TRUSTED_WIDE_SHARE > n;
         let lazy = run.packing.packed_parents()
             && match old_tree {
-                OldTree::Trusted => true,
+                OldTree::Trusted => !wide_own,
                 OldTree::Clean => !wide,
                 OldTree::Unchecked => false,
             };
@@ -470,7 +483,10 @@ pub(crate) fn update<'i, E: Exec>(
             unpack_touched(&run, ws, dist, parent, old_largest.get())
         } else {
             stats.visits.write_back += n as i64;
-            let (affected, l) = unpack(&run, ws, &mut gens, dist, parent);
+            // A result's own tree packed whole lists its reparented vertices all the same.
+            let list = old_tree == OldTree::Trusted && run.packing.packed_parents();
+            touched_listed.set(list);
+            let (affected, l) = unpack(&run, ws, &mut gens, dist, parent, list);
             (affected, Some(l))
         };
         stats.affected = affected as i64;
@@ -836,13 +852,16 @@ fn take_word(w: &AtomicU64) -> u64 {
 }
 
 /// Writes the words back as distances and parents; returns how many vertices changed and the
-/// largest finite distance (taken on the way: the loop reads every word anyway).
+/// largest finite distance (taken on the way: the loop reads every word anyway). With `list`
+/// (and parents in the words), `candidates` then lists the vertices whose parent changed, as
+/// [`unpack_touched`] leaves it, in id order per thread.
 fn unpack<E: Exec>(
     run: &Run<'_, E>,
     ws: &Workspace,
     gens: &mut Generations,
     dist: &mut [i64],
     parent: &mut [i32],
+    list: bool,
 ) -> (usize, i64) {
     let p = run.packing;
     let n = dist.len();
@@ -852,8 +871,12 @@ fn unpack<E: Exec>(
     let parent_a = atomic_i32(parent);
     if p.packed_parents() {
         let grain = if n < WRITE_BACK_ALONE_BELOW { n } else { GRAIN_VERTICES };
+        if list {
+            ws.candidates.clear();
+        }
         run.exec.for_chunks(n, grain, |r| {
             let (mut local, mut top) = (0, 0);
+            let mut reparented = list.then(|| Appender::new(&ws.candidates));
             for v in r {
                 let w = unwritten_as_inf(take_word(&ws.packed[v]));
                 // Words order by distance first, so the largest finite word has the largest
@@ -861,7 +884,11 @@ fn unpack<E: Exec>(
                 if w != PACKED_INF {
                     top = top.max(w);
                 }
-                local += write_word(p, w, &dist_a[v], &parent_a[v]).0 as usize;
+                let (moved, new_parent) = write_word(p, w, &dist_a[v], &parent_a[v]);
+                local += moved as usize;
+                if let Some(l) = reparented.as_mut().filter(|_| new_parent) {
+                    l.push(v as i32);
+                }
             }
             changed.fetch_add(local, Relaxed);
             largest.fetch_max(p.dist(top) as i64, Relaxed);
