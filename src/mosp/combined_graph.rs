@@ -112,6 +112,13 @@ pub(super) fn weight_of(tails: &[i32], p: i32, terms: &[i64], base: i64) -> i32 
     (base - shared) as i32
 }
 
+/// The combined weight of an edge held by the trees of each mask of `K` bits (bit j: tree j),
+/// for K up to [`MASK_TREES`]: `base` minus those trees' terms (entries past 2^K are 0).
+pub(super) fn weights_by_mask<const K: usize>(terms: &[i64], base: i64) -> [i64; 1 << MASK_TREES] {
+    const { assert!(K <= MASK_TREES) };
+    std::array::from_fn(|m| if m >> K == 0 { base - (0..K).filter(|j| m >> j & 1 == 1).map(|j| terms[j]).sum::<i64>() } else { 0 })
+}
+
 /// Whether no tree has a parent of `v`: v has K self slots and no in-edge (most vertices where
 /// the source reaches a small part of the graph: usroads from vertex 0, 352 edges in 129K rows).
 #[inline(always)]
@@ -450,13 +457,7 @@ impl CombinedGraph {
         let (weight_sum, short) = (AtomicI64::new(0), AtomicBool::new(false));
         // With K known, an edge's weight by the set of trees that hold it (a bit each): a
         // compare per tree and a lookup, where the slots' form costs a third of the pass more.
-        const { assert!(K <= MASK_TREES) };
-        let mut by_mask = [0i32; 1 << MASK_TREES];
-        if K > 0 {
-            for (m, x) in by_mask.iter_mut().enumerate().take(1 << K) {
-                *x = (base - (0..K).filter(|j| m >> j & 1 == 1).map(|j| terms[j]).sum::<i64>()) as i32;
-            }
-        }
+        let by_mask = weights_by_mask::<K>(terms, base).map(|w| w as i32);
         {
             let (col, w) = (atomic_i32(&mut self.col), atomic_i32(&mut self.w));
             let bounds = atomic_i32(&mut self.bounds);
@@ -626,7 +627,7 @@ impl CombinedGraph {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::io::generators::rng::Mt19937;
 
@@ -723,7 +724,7 @@ mod tests {
 
     /// A CSR with every tree edge of `trees`, each repeated at random (parallel edges), random
     /// other edges and self-loops, and a row from `hub` longer than a look back covers.
-    fn graph_of(rng: &mut Mt19937, trees: &[Vec<i32>], hub: usize) -> (Vec<i32>, Vec<i32>) {
+    pub(in crate::mosp) fn graph_of(rng: &mut Mt19937, trees: &[Vec<i32>], hub: usize) -> (Vec<i32>, Vec<i32>) {
         let n = trees[0].len();
         let mut rows: Vec<Vec<i32>> = vec![Vec::new(); n];
         for t in trees {

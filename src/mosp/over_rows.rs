@@ -15,7 +15,7 @@
 //! those of the trees (a pass over the parents counts them), and the caller builds the graph from
 //! the trees where they differ.
 
-use super::combined_graph::{first_edge, unreached, weight_of, write_tails, MASK_TREES};
+use super::combined_graph::{first_edge, unreached, weight_of, weights_by_mask, write_tails, MASK_TREES};
 use crate::distance::DISTANCE_INF;
 use crate::graph::MAX_OBJECTIVES;
 use crate::sssp::prefetch::prefetch;
@@ -102,14 +102,11 @@ fn solve<const K: usize>(
     }
     let held: [&[i32]; K] = std::array::from_fn(|j| parents[j]);
     // An edge's weight by the set of trees that hold it, a bit each.
-    let mut by_mask = [0i32; 1 << MASK_TREES];
-    for (m, x) in by_mask.iter_mut().enumerate().take(1 << K) {
-        let w = base - (0..K).filter(|j| m >> j & 1 == 1).map(|j| terms[j]).sum::<i64>();
-        if m > 0 && !(1..RING as i64).contains(&w) {
-            return None;
-        }
-        *x = w as i32;
+    let by_mask = weights_by_mask::<K>(terms, base);
+    if by_mask[1..1 << K].iter().any(|w| !(1..RING as i64).contains(w)) {
+        return None;
     }
+    let by_mask = by_mask.map(|w| w as i32);
     // Every distance below n * RING fits the records' 32 bits.
     if (n as u64).saturating_mul(RING as u64) >= UNSEEN as u64 {
         return None;
@@ -272,8 +269,8 @@ mod tests {
     }
 
     /// K trees rooted at `source` over a random order of the vertices (a parent comes earlier in
-    /// it), some vertices reached by none; and the rows of a graph holding their edges, with
-    /// parallel edges, self-loops and other edges, each row shuffled.
+    /// it), some vertices reached by none; and the rows of a graph holding their edges, as the
+    /// combined graph's tests make them (parallel edges, self-loops, other edges, a long row).
     fn case(rng: &mut Mt19937, n: usize, k: usize, source: usize) -> (Vec<Vec<i32>>, Vec<i32>, Vec<i32>) {
         let mut order: Vec<usize> = (0..n).filter(|&v| v != source).collect();
         for i in (1..order.len()).rev() {
@@ -296,31 +293,7 @@ mod tests {
                 t[v] = p as i32;
             }
         }
-        let mut rows: Vec<Vec<i32>> = vec![Vec::new(); n];
-        for t in &trees {
-            for (v, &p) in t.iter().enumerate() {
-                if p >= 0 && !rows[p as usize].contains(&(v as i32)) {
-                    rows[p as usize].push(v as i32);
-                }
-            }
-        }
-        for (u, row) in rows.iter_mut().enumerate() {
-            match rng.next_u32() % 5 {
-                0 => row.push(u as i32),
-                1 => row.push((rng.next_u32() % n as u32) as i32),
-                2 if !row.is_empty() => row.push(row[0]),
-                _ => {}
-            }
-            for i in (1..row.len()).rev() {
-                row.swap(i, rng.next_u32() as usize % (i + 1));
-            }
-        }
-        let mut row_ptr = vec![0i32];
-        let mut col = Vec::new();
-        for row in rows {
-            col.extend(row);
-            row_ptr.push(col.len() as i32);
-        }
+        let (row_ptr, col) = super::super::combined_graph::tests::graph_of(rng, &trees, source);
         (trees, row_ptr, col)
     }
 

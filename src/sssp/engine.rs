@@ -394,13 +394,8 @@ pub(crate) fn update<'i, E: Exec>(
         // 1000^2, 96 % invalidated: 1.2-1.3x the packed run's time); a trusted one where its
         // batch inserts more than n / TRUSTED_WIDE_SHARE edges.
         let wide = (stats.invalidated as usize + changes.heads.len()) * WIDE_SHARE > n;
-        // A result's own tree is packed where the batch inserts more than n / 32 edges: their
-        // gains, spread from that many places, reach most vertices (usroads safe 10K from vertex
-        // 0, 8 vertices invalidated and 5,000 heads, the repair meeting every vertex: 0.49-0.53x).
-        // Below, a repair reads and writes only what it meets (usroads local 2K from vertex 0,
-        // nothing invalidated: 0.06 ms, where the passes cost 0.6; 1,000 local reweights: packed,
-        // 1.10-1.23x), however many vertices it invalidates (the count of heads that improve,
-        // which the sample gives, says little of how far their gains reach).
+        // Gains spread from that many insertions reach most vertices; neither the invalidated
+        // count nor the sample's improving heads tell the reach (docs/performance.md).
         let wide_own = changes.heads.len() * TRUSTED_WIDE_SHARE > n;
         let lazy = run.packing.packed_parents()
             && match old_tree {
