@@ -18,6 +18,7 @@
 use super::combined_graph::{first_edge, unreached, weight_of, weights_by_mask, write_tails, MASK_TREES};
 use crate::distance::DISTANCE_INF;
 use crate::graph::MAX_OBJECTIVES;
+use crate::sssp::dial::DialRing;
 use crate::sssp::prefetch::prefetch;
 use crate::sssp::run::OutView;
 use crate::sssp::UpdateStats;
@@ -34,7 +35,7 @@ const UNSEEN: i32 = i32::MAX;
 /// Scratch of [`solve_over_rows`] (pooled with the combine step's).
 #[derive(Default)]
 pub(crate) struct RowsScratch {
-    ring: Vec<Vec<u32>>,
+    ring: DialRing,
     /// A record per vertex: its parents and its distance so far.
     rec: Vec<i32>,
     /// The tail of the last edge into each vertex that the search counted, so that parallel
@@ -44,7 +45,7 @@ pub(crate) struct RowsScratch {
 
 impl RowsScratch {
     pub(crate) fn bytes(&self) -> usize {
-        4 * (self.met.capacity() + self.rec.capacity() + self.ring.iter().map(Vec::capacity).sum::<usize>())
+        4 * (self.met.capacity() + self.rec.capacity()) + self.ring.bytes()
     }
 }
 
@@ -140,23 +141,18 @@ fn solve<const K: usize>(
             }
         }
     }
-    s.ring.resize_with(RING, Vec::new);
-    for b in &mut s.ring {
-        b.clear();
-    }
+    s.ring.reset(RING);
     let rec = &mut s.rec[..];
     rec[source * stride_k + K] = 0;
-    s.ring[0].push(source as u32);
-    let (mut pending, mut met) = (1usize, 0usize);
+    s.ring.push(source as u32, 0);
+    let mut met = 0usize;
     let mut stats = UpdateStats { packed_parents: true, ..Default::default() };
     let (mut d, mut largest) = (0i32, 0i32);
     let (bounds, stride) = (graph.bounds, graph.stride);
-    while pending > 0 {
-        let at = d as usize % RING;
-        let bucket = std::mem::take(&mut s.ring[at]);
-        if !bucket.is_empty() {
-            stats.iterations += 1;
-        }
+    while let Some(next) = s.ring.next(d as u64) {
+        d = next as i32;
+        stats.iterations += 1;
+        let bucket = s.ring.take(d as u64);
         for (i, &v) in bucket.iter().enumerate() {
             // Three stages ahead: an entry's row bounds and record, then its row's heads, then
             // the heads' records.
@@ -197,18 +193,13 @@ fn solve<const K: usize>(
                 if nd < r[K] {
                     r[K] = nd;
                     parent[hu] = me;
-                    s.ring[nd as usize % RING].push(h as u32);
-                    pending += 1;
+                    s.ring.push(h as u32, nd as u64);
                 } else if nd == r[K] && me < parent[hu] {
                     parent[hu] = me;
                 }
             }
         }
-        pending -= bucket.len();
-        let mut bucket = bucket;
-        bucket.clear();
-        s.ring[at] = bucket;
-        d += 1;
+        s.ring.put(d as u64, bucket);
     }
     // A tree edge the rows lack: the graph of the trees differs from the one searched.
     if met != edges {

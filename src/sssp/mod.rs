@@ -6,6 +6,7 @@
 //! write).
 
 mod buckets;
+pub(crate) mod dial;
 pub(crate) mod engine;
 pub(crate) mod exec;
 mod invalidate;

@@ -1,7 +1,8 @@
 //! The near-far (Delta-stepping) search of the engine, on one member or as a team, and the
-//! one-member bucket queue where it applies (`buckets.rs`).
+//! one-member bucket queues where they apply (`dial.rs` for static solves, `buckets.rs`).
 
 use super::buckets::{bucket_search, ring_size};
+use super::dial::plain_search;
 use super::run::{touch, Generations, Run, GRAIN_LIST, GRAIN_VERTICES};
 use super::exec::{Exec, Team};
 use super::packing::PACKED_INF;
@@ -46,7 +47,7 @@ pub(super) fn near_far<E: Exec>(
     let (n, m) = (run.out.n(), run.out.edges);
     let solo = chosen.unwrap_or_else(|| run.exec.solo(kind, n, m, None));
     let clock = std::time::Instant::now();
-    let end = search(run, ws, gens, stats, push_budget, track, solo);
+    let end = search(run, ws, gens, stats, push_budget, track, solo, kind);
     let work = match kind {
         SearchKind::Static => Some(n),
         SearchKind::Repair => track.then(|| ws.candidates.len()),
@@ -64,6 +65,7 @@ pub(super) fn near_far<E: Exec>(
 /// (read after a barrier), so all agree on thresholds, generations and counters; work inside a
 /// phase is shared by claiming chunks of the list. With one member the phases run in list order,
 /// exactly the original single-threaded schedule.
+#[allow(clippy::too_many_arguments)]
 fn search<E: Exec>(
     run: &Run<'_, E>,
     ws: &Workspace,
@@ -72,10 +74,16 @@ fn search<E: Exec>(
     push_budget: Option<i64>,
     track: bool,
     solo: bool,
+    kind: SearchKind,
 ) -> Search {
     let n = run.out.n();
     let mut push_budget = push_budget;
     if solo && run.exec.bucket_queue() {
+        if kind == SearchKind::Static {
+            if let Some(end) = plain_search(run, ws, stats) {
+                return end;
+            }
+        }
         if let Some(b) = ring_size(n, run.packing.max_weight()) {
             let before = stats.pushes;
             if let Some(end) = bucket_search(run, ws, b, stats, push_budget, track) {

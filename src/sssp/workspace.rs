@@ -176,6 +176,8 @@ pub struct Workspace {
     /// (distance, vertex) of the roots of a quick invalidation that may be re-attached, sorted;
     /// reserved once for the most roots a quick walk takes.
     pub(crate) sort_pairs: parking_lot::Mutex<Vec<(i64, i32)>>,
+    /// The buckets of a plain one-thread search (`dial.rs`), which keep their capacity.
+    pub(crate) dial: parking_lot::Mutex<super::dial::DialRing>,
 }
 
 impl Workspace {
@@ -200,6 +202,7 @@ impl Workspace {
             touched_listed: false,
             ring_clear: AtomicUsize::new(0),
             sort_pairs: Default::default(),
+            dial: Default::default(),
         }
     }
 
@@ -229,6 +232,6 @@ impl Default for Workspace {
 
 impl PooledWorkspace for Workspace {
     fn bytes(&self) -> usize {
-        self.capacity() * Self::BYTES_PER_VERTEX + 16 * self.sort_pairs.lock().capacity()
+        self.capacity() * Self::BYTES_PER_VERTEX + 16 * self.sort_pairs.lock().capacity() + self.dial.lock().bytes()
     }
 }

@@ -1,0 +1,258 @@
+//! Dial's bucket queue over a ring of contiguous buckets, for searches on one thread whose
+//! weights are small: a static solve's (`plain_search`) and the combined solve over the graph's
+//! rows (`mosp/over_rows.rs`).
+//!
+//! With integer weights of at least 1, every vertex in the bucket of the smallest pending distance
+//! is final, so taking the buckets in order expands each vertex once, at its final distance; the
+//! packed word decides ties, so the tree is the canonical one. A ring wider than the largest weight
+//! never wraps onto itself. Each bucket is a vector of vertex ids that keeps its capacity from run
+//! to run (counted in the workspace's bytes): a push is a store and an increment, and a drained
+//! bucket is a slice the loop can look ahead in, where the chained blocks of the repairs' queue
+//! (`buckets.rs`) cost a block walk per entry. See docs/performance.md for what it gains.
+
+use super::exec::Exec;
+use super::near_far::Search;
+use super::prefetch::{ask_heads, ask_row, ask_word_and_row};
+use super::run::Run;
+use super::workspace::Workspace;
+use crate::stats::UpdateStats;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// The widest ring a plain search takes (its weights below it): 4096 empty vectors cost 96 KiB.
+const WIDEST: usize = 4096;
+
+/// A ring of buckets, one per distance, with a bitmap of the non-empty ones.
+#[derive(Default)]
+pub(crate) struct DialRing {
+    buckets: Vec<Vec<u32>>,
+    /// Bit `b % 64` of word `b / 64`: bucket `b` is not empty.
+    busy: Vec<u64>,
+    /// Entries queued and not yet taken.
+    pending: usize,
+}
+
+impl DialRing {
+    /// Empties the ring and sizes it for weights below `above` (a power of two at least that,
+    /// 64 or more). Buckets keep their capacity.
+    pub(crate) fn reset(&mut self, above: usize) {
+        let size = above.next_power_of_two().max(64);
+        self.buckets.resize_with(size.max(self.buckets.len()), Vec::new);
+        self.buckets.truncate(size);
+        for b in &mut self.buckets {
+            b.clear();
+        }
+        self.busy.clear();
+        self.busy.resize(size / 64, 0);
+        self.pending = 0;
+    }
+
+    /// Queues `v` at distance `d`.
+    #[inline(always)]
+    pub(crate) fn push(&mut self, v: u32, d: u64) {
+        let b = d as usize & (self.buckets.len() - 1);
+        self.buckets[b].push(v);
+        self.busy[b / 64] |= 1 << (b % 64);
+        self.pending += 1;
+    }
+
+    /// The smallest distance at or after `d` whose bucket is not empty, if any is queued.
+    #[inline]
+    pub(crate) fn next(&self, d: u64) -> Option<u64> {
+        if self.pending == 0 {
+            return None;
+        }
+        let mask = self.buckets.len() - 1;
+        let at = d as usize & mask;
+        let words = self.busy.len();
+        // The word of `at` (bits from `at` on), the other words in ring order, then the word of
+        // `at` again for the bits before it.
+        for k in 0..=words {
+            let w = (at / 64 + k) % words;
+            let mut bits = self.busy[w];
+            if k == 0 {
+                bits &= u64::MAX << (at % 64);
+            }
+            if bits != 0 {
+                let b = w * 64 + bits.trailing_zeros() as usize;
+                return Some(d + (b.wrapping_sub(at) & mask) as u64);
+            }
+        }
+        None
+    }
+
+    /// Takes the bucket of distance `d` out of the ring (give it back with [`DialRing::put`]):
+    /// expanding it queues larger distances only, in other buckets.
+    #[inline]
+    pub(crate) fn take(&mut self, d: u64) -> Vec<u32> {
+        let b = d as usize & (self.buckets.len() - 1);
+        self.busy[b / 64] &= !(1 << (b % 64));
+        let bucket = std::mem::take(&mut self.buckets[b]);
+        self.pending -= bucket.len();
+        bucket
+    }
+
+    /// Gives back the drained bucket of distance `d`, emptied, with its capacity.
+    #[inline]
+    pub(crate) fn put(&mut self, d: u64, mut bucket: Vec<u32>) {
+        bucket.clear();
+        let b = d as usize & (self.buckets.len() - 1);
+        self.buckets[b] = bucket;
+    }
+
+    pub(crate) fn bytes(&self) -> usize {
+        4 * self.buckets.iter().map(Vec::capacity).sum::<usize>()
+            + std::mem::size_of::<Vec<u32>>() * self.buckets.capacity()
+            + 8 * self.busy.capacity()
+    }
+}
+
+/// Entries of a bucket between the stages of asking for what an expansion reads.
+const AHEAD: usize = 8;
+
+/// The entries of a bucket whose reads are asked for before it is drained.
+const FIRST: usize = 32;
+
+/// The static search from `ws.frontier` (the source alone, at distance 0, every other word
+/// unwritten) on the ring, where it applies: no old tree to load words from, no guard, packed
+/// parents, weights below the widest ring. Returns `None` (nothing done) where it does not.
+/// Counters as the chained queue's: `pushes` counts expansions, `iterations` the distances
+/// expanded. No candidate exceeds the packing's largest (every expanded distance is a tree
+/// distance) and none undercuts the source's word, so neither is tested.
+pub(super) fn plain_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mut UpdateStats) -> Option<Search> {
+    let p = run.packing;
+    let out = run.out;
+    if run.old.is_some() || out.guard.is_some() || p.max_weight() >= WIDEST as u64 || !p.packed_parents() {
+        return None;
+    }
+    let bits = p.bits;
+    let dist = |v: usize| ws.packed[v].load(Relaxed) >> bits;
+    debug_assert!(ws.frontier.len() == 1 && ws.frontier.get(0) as usize == run.source && dist(run.source) == 0);
+    let mut guard = ws.dial.lock();
+    let ring: &mut DialRing = &mut guard;
+    ring.reset(p.max_weight() as usize + 1);
+    ring.push(run.source as u32, 0);
+    let (mut pushes, mut iterations) = (0i64, 0i64);
+    let mut d = 0;
+    while let Some(next) = ring.next(d) {
+        d = next;
+        iterations += 1;
+        let bucket = ring.take(d);
+        // Most buckets are small (5.5 entries on usroads, 25 on the 1000^2 grid), too small for a
+        // lookahead within the drain to start early enough: the first entries' reads are asked
+        // for stage by stage before it (each stage reads what the one before asked for), later
+        // entries' ahead of them.
+        let first = &bucket[..bucket.len().min(FIRST)];
+        for &u in first {
+            ask_word_and_row(&out, &ws.packed, u as usize);
+        }
+        for &u in first {
+            ask_row(&out, u as usize);
+        }
+        for &u in first {
+            ask_heads(&out, &ws.packed, u as usize);
+        }
+        for (i, &u) in bucket.iter().enumerate() {
+            if let Some(&x) = bucket.get(i + 4 * AHEAD).filter(|_| i + 4 * AHEAD >= FIRST) {
+                ask_word_and_row(&out, &ws.packed, x as usize);
+            }
+            if let Some(&x) = bucket.get(i + 2 * AHEAD).filter(|_| i + 2 * AHEAD >= FIRST) {
+                ask_row(&out, x as usize);
+            }
+            if let Some(&x) = bucket.get(i + AHEAD).filter(|_| i + AHEAD >= FIRST) {
+                ask_heads(&out, &ws.packed, x as usize);
+            }
+            let u = u as usize;
+            // An entry left behind when u was queued again at a smaller distance.
+            if dist(u) != d {
+                continue;
+            }
+            pushes += 1;
+            let row = out.unchecked_row(u);
+            let parent = u as u64;
+            for (&x, &w) in out.col[row.clone()].iter().zip(&out.w[row]) {
+                let nd = d + w as u64;
+                let cand = (nd << bits) | parent;
+                let slot = &ws.packed[x as usize];
+                let old = slot.load(Relaxed);
+                if cand < old {
+                    slot.store(cand, Relaxed);
+                    if nd < old >> bits {
+                        ring.push(x as u32, nd);
+                    }
+                }
+            }
+        }
+        ring.put(d, bucket);
+    }
+    stats.pushes += pushes;
+    stats.iterations += iterations;
+    Some(Search::Finished)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DialRing;
+    use crate::graph::dijkstra::dijkstra;
+    use crate::io::generators::graphgen::grid;
+    use crate::{Csr, Graph, Resources, SsspOptions, SsspResult, WeightLayout};
+
+    #[test]
+    fn the_ring_hands_out_distances_in_order_across_its_wrap() {
+        let mut r = DialRing::default();
+        r.reset(100); // 128 buckets
+        assert_eq!(r.next(0), None);
+        r.push(7, 120);
+        r.push(8, 127);
+        assert_eq!(r.next(0), Some(120));
+        assert_eq!(r.take(120), vec![7]);
+        // 127 is pending; 130 and 240 wrap to buckets 2 and 112, both ahead of 127 in ring order.
+        r.push(9, 240);
+        r.push(10, 130);
+        r.push(11, 130);
+        assert_eq!(r.next(121), Some(127));
+        assert_eq!(r.take(127), vec![8]);
+        assert_eq!(r.next(128), Some(130));
+        let b = r.take(130);
+        assert_eq!(b, vec![10, 11]);
+        r.put(130, b);
+        assert_eq!(r.next(131), Some(240));
+        assert_eq!(r.take(240), vec![9]);
+        assert_eq!(r.next(241), None);
+        // A reset keeps the drained buckets' room.
+        let room = r.bytes();
+        r.reset(100);
+        assert_eq!((r.bytes(), r.next(0)), (room, None));
+    }
+
+    fn grid_graph(side: usize, wmax: i32, seed: u32) -> Graph {
+        let t = grid(side, side, 1, 1, wmax, seed).unwrap();
+        Graph::new(Csr::from_arrays(t.n, 1, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor).unwrap())
+    }
+
+    #[test]
+    fn a_static_solve_on_one_thread_is_dijkstras_tree() {
+        let res = Resources::parallel(1).unwrap();
+        // Weights of 1 to 3 make many ties (the lowest-id parent must win), up to 4095 the widest
+        // ring this search takes; 4096 is left to near-far (625 vertices: no chained ring fits
+        // either), which expands some vertices more than once. The workspace is reused.
+        for (side, wmax, source) in [(30, 3, 0), (40, 100, 17), (25, 4095, 311), (25, 4096, 5)] {
+            let g = grid_graph(side, wmax, 11);
+            let r = SsspResult::compute(&res, &g, source, 0, &SsspOptions::default()).unwrap();
+            let (d, p) = dijkstra(&g, 0, source);
+            assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]), "side {side}, weights up to {wmax}");
+            let once = (r.stats().pushes, r.stats().epochs) == ((side * side) as i64, 0);
+            assert_eq!(once, wmax < 4096, "once per vertex on the ring: {:?}", r.stats());
+        }
+    }
+
+    #[test]
+    fn unreachable_vertices_stay_unreached() {
+        // Edges 0 -> 1 -> 2 and 3 -> 4: from 0, vertices 3 and 4 are never queued.
+        let g = Graph::new(Csr::from_edges(5, 1, &[0, 1, 3], &[1, 2, 4], &[5, 7, 1]).unwrap());
+        let r = SsspResult::compute(&Resources::parallel(1).unwrap(), &g, 0, 0, &SsspOptions::default()).unwrap();
+        assert_eq!(r.parents(), &[-1, 0, 1, -1, -1]);
+        assert_eq!(&r.distances()[..3], &[0, 5, 12]);
+        assert!(r.distances()[3..].iter().all(|&d| !crate::distance::is_finite(d)));
+        assert_eq!(r.stats().pushes, 3);
+    }
+}
