@@ -218,10 +218,15 @@ mod tests {
         assert_eq!(r.next(131), Some(240));
         assert_eq!(r.take(240), vec![9]);
         assert_eq!(r.next(241), None);
-        // A reset keeps the drained buckets' room.
+        // A reset keeps the drained buckets' room, and drops what a search left queued.
         let room = r.bytes();
         r.reset(100);
         assert_eq!((r.bytes(), r.next(0)), (room, None));
+        r.push(1, 5);
+        r.reset(100);
+        assert_eq!(r.next(0), None);
+        r.push(2, 9);
+        assert_eq!((r.next(0), r.take(9)), (Some(9), vec![2]));
     }
 
     fn grid_graph(side: usize, wmax: i32, seed: u32) -> Graph {
