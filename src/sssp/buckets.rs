@@ -477,11 +477,18 @@ mod tests {
 
     #[test]
     fn weights_as_wide_as_the_ring_run_near_far() {
-        // 900 vertices: a ring of 512 distances; weights up to 5000 do not fit it.
-        let g = grid_graph(30, 5000);
-        let r = SsspResult::compute(&Resources::parallel(1).unwrap(), &g, 0, 0, &SsspOptions::default()).unwrap();
+        // 900 vertices: a ring of 512 distances; weights up to 5000 do not fit it, so a repair
+        // runs near-far (a static solve runs on `dial.rs`'s buckets of several distances).
+        let res = Resources::parallel(1).unwrap();
+        let mut g = grid_graph(30, 5000);
+        let never = SsspOptions { fallback: Fallback::Never, ..Default::default() };
+        let mut r = SsspResult::compute(&res, &g, 0, 0, &never).unwrap();
         assert_oracle(&g, &r);
-        assert!(r.stats().epochs > 0, "near-far ran");
+        let opt = ChangeOptions { changes: 60, seed: 5, safe: false, source: 0, ..Default::default() };
+        let (batch, _) = generate_changes(&g.to_csr(), &opt).unwrap();
+        let s = crate::update_one(&res, &mut g, &batch.view(), &mut r).unwrap();
+        assert_oracle(&g, &r);
+        assert!(!s.fallback_used && s.epochs > 0, "near-far ran: {s:?}");
     }
 
     /// A broom: the source reaches `hubs` hubs (weight 1), each hub `leaves` leaves, leaf `l` of

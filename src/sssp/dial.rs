@@ -1,24 +1,24 @@
-//! Dial's bucket queue over a ring of contiguous buckets, for searches on one thread whose
-//! weights are small: a static solve's (`plain_search`) and the combined solve over the graph's
-//! rows (`mosp/over_rows.rs`).
+//! Dial's bucket queue over a ring of contiguous buckets, for searches on one thread: a static
+//! solve's (`plain_search`) and the combined solve over the graph's rows (`mosp/over_rows.rs`).
 //!
 //! With integer weights of at least 1, every vertex in the bucket of the smallest pending distance
 //! is final, so taking the buckets in order expands each vertex once, at its final distance; the
 //! packed word decides ties, so the tree is the canonical one. A ring wider than the largest weight
-//! never wraps onto itself. Each bucket is a vector of vertex ids that keeps its capacity from run
-//! to run (counted in the workspace's bytes): a push is a store and an increment, and a drained
+//! never wraps onto itself; larger weights take buckets of several distances (see
+//! [`plain_search`]). Each bucket is a vector of vertex ids that keeps its capacity from run to
+//! run (counted in the workspace's bytes): a push is a store and an increment, and a drained
 //! bucket is a slice the loop can look ahead in, where the chained blocks of the repairs' queue
 //! (`buckets.rs`) cost a block walk per entry. See docs/performance.md for what it gains.
 
 use super::exec::Exec;
 use super::near_far::Search;
 use super::prefetch::{ask_heads, ask_row, ask_word_and_row};
-use super::run::Run;
+use super::run::{Run, UNKNOWN};
 use super::workspace::Workspace;
 use crate::stats::UpdateStats;
 use std::sync::atomic::Ordering::Relaxed;
 
-/// The widest ring a plain search takes (its weights below it): 4096 empty vectors cost 96 KiB.
+/// The most buckets in the ring: 4096 empty vectors cost 96 KiB.
 const WIDEST: usize = 4096;
 
 /// A ring of buckets, one per distance, with a bitmap of the non-empty ones.
@@ -29,6 +29,9 @@ pub(crate) struct DialRing {
     busy: Vec<u64>,
     /// Entries queued and not yet taken.
     pending: usize,
+    /// An empty vector with room, which takes the place of a bucket taken out: a search whose
+    /// buckets span several distances queues into the bucket it drains.
+    spare: Vec<u32>,
 }
 
 impl DialRing {
@@ -80,27 +83,33 @@ impl DialRing {
         None
     }
 
-    /// Takes the bucket of distance `d` out of the ring (give it back with [`DialRing::put`]):
-    /// expanding it queues larger distances only, in other buckets.
+    /// Takes the entries of distance `d` out of the ring (give the vector back with
+    /// [`DialRing::put`]); entries queued at `d` meanwhile wait for the next take.
     #[inline]
     pub(crate) fn take(&mut self, d: u64) -> Vec<u32> {
         let b = d as usize & (self.buckets.len() - 1);
         self.busy[b / 64] &= !(1 << (b % 64));
-        let bucket = std::mem::take(&mut self.buckets[b]);
+        let bucket = std::mem::replace(&mut self.buckets[b], std::mem::take(&mut self.spare));
         self.pending -= bucket.len();
         bucket
     }
 
-    /// Gives back the drained bucket of distance `d`, emptied, with its capacity.
+    /// Gives back the vector drained from distance `d`, emptied, with its capacity: to its
+    /// bucket, or, where entries were queued there meanwhile, as the spare.
     #[inline]
     pub(crate) fn put(&mut self, d: u64, mut bucket: Vec<u32>) {
         bucket.clear();
         let b = d as usize & (self.buckets.len() - 1);
-        self.buckets[b] = bucket;
+        if self.buckets[b].is_empty() {
+            std::mem::swap(&mut self.buckets[b], &mut bucket);
+        }
+        if bucket.capacity() > self.spare.capacity() {
+            self.spare = bucket;
+        }
     }
 
     pub(crate) fn bytes(&self) -> usize {
-        4 * self.buckets.iter().map(Vec::capacity).sum::<usize>()
+        4 * (self.buckets.iter().map(Vec::capacity).sum::<usize>() + self.spare.capacity())
             + std::mem::size_of::<Vec<u32>>() * self.buckets.capacity()
             + 8 * self.busy.capacity()
     }
@@ -114,29 +123,60 @@ const FIRST: usize = 32;
 
 /// The static search from `ws.frontier` (the source alone, at distance 0, every other word
 /// unwritten) on the ring, where it applies: no old tree to load words from, no guard, packed
-/// parents, weights below the widest ring. Returns `None` (nothing done) where it does not.
-/// Counters as the chained queue's: `pushes` counts expansions, `iterations` the distances
-/// expanded. No candidate exceeds the packing's largest (every expanded distance is a tree
-/// distance) and none undercuts the source's word, so neither is tested.
+/// parents. Returns `None` (nothing done) where it does not. Counters as the chained queue's:
+/// `pushes` counts expansions, `iterations` the buckets drained. No candidate exceeds the
+/// packing's largest (every expanded distance is a tree distance) and none undercuts the
+/// source's word, so neither is tested.
+///
+/// Weights of [`WIDEST`] or more (a road network's metres or seconds: bremen's reach 88,514 and 63
+/// million) take buckets of 2^shift distances, the least width that fits the ring (Delta-stepping
+/// with one thread). A bucket's vertices are then not all final: its entries are taken in rounds
+/// until none is left, and a vertex whose distance drops inside the bucket it is queued in is not
+/// queued again (its `state` says it is queued), so that it is expanded once at its last distance
+/// in the bucket; near-far, which such weights ran on before, expanded 1.3-4.3 times as many
+/// vertices on bremen.
 pub(super) fn plain_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mut UpdateStats) -> Option<Search> {
     let p = run.packing;
-    let out = run.out;
-    if run.old.is_some() || out.guard.is_some() || p.max_weight() >= WIDEST as u64 || !p.packed_parents() {
+    if run.old.is_some() || run.out.guard.is_some() || !p.packed_parents() {
         return None;
     }
-    let bits = p.bits;
-    let dist = |v: usize| ws.packed[v].load(Relaxed) >> bits;
-    debug_assert!(ws.frontier.len() == 1 && ws.frontier.get(0) as usize == run.source && dist(run.source) == 0);
+    debug_assert!(ws.frontier.len() == 1 && ws.frontier.get(0) as usize == run.source);
+    debug_assert!(p.dist(ws.packed[run.source].load(Relaxed)) == 0);
+    // Pending distances lie within max_weight of the one expanded: (max_weight >> shift) + 1
+    // buckets past it at most.
+    let shift = (0..64).find(|&s| (p.max_weight() >> s) + 2 <= WIDEST as u64).unwrap_or(63);
     let mut guard = ws.dial.lock();
     let ring: &mut DialRing = &mut guard;
-    ring.reset(p.max_weight() as usize + 1);
+    ring.reset((p.max_weight() >> shift) as usize + 2);
     ring.push(run.source as u32, 0);
+    let (pushes, iterations) = if shift == 0 {
+        drain::<E, false>(run, ws, ring, 0)
+    } else {
+        ws.state[run.source].store(QUEUED, Relaxed);
+        drain::<E, true>(run, ws, ring, shift)
+    };
+    stats.pushes += pushes;
+    stats.iterations += iterations;
+    Some(Search::Finished)
+}
+
+/// `state` of a vertex queued in a bucket of several distances, until it is expanded
+/// (`run::UNKNOWN`, 0, otherwise, as between runs).
+const QUEUED: u8 = 1;
+
+/// Takes the buckets in order; returns the expansions and the buckets drained. `WIDE`: buckets of
+/// 2^shift distances, taken in rounds, with the `state` flags of [`plain_search`].
+// Out of line: each kind of bucket gets its own registers.
+#[inline(never)]
+fn drain<E: Exec, const WIDE: bool>(run: &Run<'_, E>, ws: &Workspace, ring: &mut DialRing, shift: u32) -> (i64, i64) {
+    let (p, out) = (run.packing, run.out);
+    let bits = p.bits;
     let (mut pushes, mut iterations) = (0i64, 0i64);
-    let mut d = 0;
-    while let Some(next) = ring.next(d) {
-        d = next;
+    let mut at = 0;
+    while let Some(next) = ring.next(at) {
+        at = next;
         iterations += 1;
-        let bucket = ring.take(d);
+        let bucket = ring.take(at);
         // Most buckets are small (5.5 entries on usroads, 25 on the 1000^2 grid), too small for a
         // lookahead within the drain to start early enough: the first entries' reads are asked
         // for stage by stage before it (each stage reads what the one before asked for), later
@@ -162,10 +202,19 @@ pub(super) fn plain_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mu
                 ask_heads(&out, &ws.packed, x as usize);
             }
             let u = u as usize;
-            // An entry left behind when u was queued again at a smaller distance.
-            if dist(u) != d {
-                continue;
+            let word_d = ws.packed[u].load(Relaxed) >> bits;
+            if WIDE {
+                // Queued again in a smaller bucket and expanded there, or expanded already.
+                if word_d >> shift != at || ws.state[u].load(Relaxed) != QUEUED {
+                    continue;
+                }
+                ws.state[u].store(UNKNOWN, Relaxed);
+            } else if word_d != at {
+                continue; // queued again at a smaller distance and expanded there
             }
+            // With a bucket per distance the bucket's is u's: the relaxations need not wait for
+            // the load of u's word (predicted past the test above, they overlap its miss).
+            let d = if WIDE { word_d } else { at };
             pushes += 1;
             let row = out.unchecked_row(u);
             let parent = u as u64;
@@ -176,25 +225,30 @@ pub(super) fn plain_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mu
                 let old = slot.load(Relaxed);
                 if cand < old {
                     slot.store(cand, Relaxed);
-                    if nd < old >> bits {
-                        ring.push(x as u32, nd);
+                    let was = old >> bits;
+                    if nd < was {
+                        if !WIDE {
+                            ring.push(x as u32, nd);
+                        } else if ws.state[x as usize].load(Relaxed) != QUEUED || was >> shift != nd >> shift {
+                            ws.state[x as usize].store(QUEUED, Relaxed);
+                            ring.push(x as u32, nd >> shift);
+                        }
                     }
                 }
             }
         }
-        ring.put(d, bucket);
+        ring.put(at, bucket);
     }
-    stats.pushes += pushes;
-    stats.iterations += iterations;
-    Some(Search::Finished)
+    (pushes, iterations)
 }
 
 #[cfg(test)]
 mod tests {
     use super::DialRing;
     use crate::graph::dijkstra::dijkstra;
+    use crate::io::generators::changegen::{generate_changes, ChangeOptions};
     use crate::io::generators::graphgen::grid;
-    use crate::{Csr, Graph, Resources, SsspOptions, SsspResult, WeightLayout};
+    use crate::{Csr, Fallback, Graph, Resources, SsspOptions, SsspResult, WeightLayout};
 
     #[test]
     fn the_ring_hands_out_distances_in_order_across_its_wrap() {
@@ -229,24 +283,38 @@ mod tests {
         assert_eq!((r.next(0), r.take(9)), (Some(9), vec![2]));
     }
 
-    fn grid_graph(side: usize, wmax: i32, seed: u32) -> Graph {
+    /// The grid of `side`^2 with weights 1..=`wmax` times `scale` (a scale keeps the ties).
+    fn scaled(side: usize, wmax: i32, scale: i32, seed: u32) -> Graph {
         let t = grid(side, side, 1, 1, wmax, seed).unwrap();
-        Graph::new(Csr::from_arrays(t.n, 1, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor).unwrap())
+        let w: Vec<i32> = t.weights.iter().map(|&w| w * scale).collect();
+        Graph::new(Csr::from_arrays(t.n, 1, t.row_ptr, t.col_ind, &w, WeightLayout::EdgeMajor).unwrap())
     }
 
     #[test]
     fn a_static_solve_on_one_thread_is_dijkstras_tree() {
         let res = Resources::parallel(1).unwrap();
-        // Weights of 1 to 3 make many ties (the lowest-id parent must win), up to 4095 the widest
-        // ring this search takes; 4096 is left to near-far (625 vertices: no chained ring fits
-        // either), which expands some vertices more than once. The workspace is reused.
-        for (side, wmax, source) in [(30, 3, 0), (40, 100, 17), (25, 4095, 311), (25, 4096, 5)] {
-            let g = grid_graph(side, wmax, 11);
-            let r = SsspResult::compute(&res, &g, source, 0, &SsspOptions::default()).unwrap();
+        // Weights of 1 to 3 make many ties (the lowest-id parent must win); up to 4094 a bucket
+        // per distance, each vertex expanded once; past that buckets of several distances, scaled
+        // ties included (bremen's weights reach 63 million). The workspace is reused, and each
+        // tree is then repaired, which reads the `state` flags the wide buckets used.
+        let cases = [(30, 3, 1, 0), (40, 100, 1, 17), (25, 4094, 1, 311), (25, 4096, 1, 5), (30, 3, 1_000_000, 2), (30, 60, 35_000_000, 44)];
+        for (side, wmax, scale, source) in cases {
+            let mut g = scaled(side, wmax, scale, 11);
+            let never = SsspOptions { fallback: Fallback::Never, ..Default::default() };
+            let mut r = SsspResult::compute(&res, &g, source, 0, &never).unwrap();
             let (d, p) = dijkstra(&g, 0, source);
-            assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]), "side {side}, weights up to {wmax}");
-            let once = (r.stats().pushes, r.stats().epochs) == ((side * side) as i64, 0);
-            assert_eq!(once, wmax < 4096, "once per vertex on the ring: {:?}", r.stats());
+            let case = format!("side {side}, weights up to {wmax} x {scale}");
+            assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]), "{case}");
+            let s = r.stats();
+            assert_eq!(s.epochs, 0, "{case}: no near-far");
+            if (wmax as i64) * (scale as i64) < 4094 {
+                assert_eq!(s.pushes, (side * side) as i64, "{case}: once per vertex");
+            }
+            let opt = ChangeOptions { changes: 40, seed: 9, safe: false, source, ..Default::default() };
+            let (batch, _) = generate_changes(&g.to_csr(), &opt).unwrap();
+            crate::update_one(&res, &mut g, &batch.view(), &mut r).unwrap();
+            let (d, p) = dijkstra(&g, 0, source);
+            assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]), "{case}, repaired");
         }
     }
 
