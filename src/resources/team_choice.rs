@@ -1,6 +1,6 @@
 //! Whether a search on a multi-threaded pool runs as a near-far team or on one member, chosen
-//! from how each way ran lately on this host. The parallel executor asks for repairs only
-//! (`Parallel::chooses`): static solves always run as teams.
+//! from how each way ran lately on this host. The parallel executor asks for repairs and static
+//! solves alike (`Parallel::chooses`), each kind timed on its own.
 //!
 //! A near-far team pays two barriers per round, each about a core-to-core round trip, and a
 //! member whose CPU is taken away stops the whole team. On a shared host both move within
@@ -14,8 +14,7 @@
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 
 /// What a search does, for comparing like with like: static solves expand every reachable
-/// vertex, repairs the vertices they touch. (The parallel executor asks for repairs only; see
-/// `Parallel::chooses`.)
+/// vertex, repairs the vertices they touch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SearchKind {
     Static = 0,

@@ -326,13 +326,13 @@ impl Parallel<'_> {
         self.pool.current_num_threads() == 1 || n.min(m.saturating_add(1)) < TEAM_MIN_VERTICES
     }
 
-    /// True when the team-or-solo choice decides a search of `kind` over `n` vertices: a repair
-    /// whose team would have more than one member. Static solves always run as a team: their
-    /// rounds are wide enough for a team to win wherever the host lets it, and choosing for
-    /// them too made the two sides of the bench's ratios take different ways (bremen at 2
-    /// threads, fallback rows: 0.93-1.07 with teams, outliers up to 1.51 with the choice).
-    fn chooses(&self, kind: SearchKind, n: usize, m: usize) -> bool {
-        kind == SearchKind::Repair && !self.one_member(n, m)
+    /// True when the team-or-solo choice decides a search over `n` vertices and `m` edges: one
+    /// whose team would have more than one member, a repair or a static solve. Static solves
+    /// once always ran as teams, their rounds being wide; one member's bucket queues now win
+    /// some of them (bremen, whose large weights a near-far team expands up to 4.3 times per
+    /// vertex: 0.37-0.68x at 2 threads), and lose others by 10-15 % (the 1000^2 grid).
+    fn chooses(&self, _kind: SearchKind, n: usize, m: usize) -> bool {
+        !self.one_member(n, m)
     }
 }
 
