@@ -22,14 +22,14 @@
 //! or more, or the blocks run out), the search goes on with near-far from the queued vertices.
 //! Only the parallel executor uses it, and only where its team would have one member: the
 //! sequential reference keeps the near-far schedule, whose counters reproduce the originals'.
-//! A static solve whose weights are below 4096 runs on the contiguous buckets of `dial.rs`
-//! instead, which cost less per entry but grow with the entries queued: this fixed pool serves
-//! the repairs, whose starting frontiers spread over many distances.
+//! A static solve runs on the contiguous buckets of `dial.rs` instead, which cost less per entry
+//! but grow with the entries queued: this fixed pool serves the repairs, whose starting
+//! frontiers spread over many distances.
 //! Counters: `pushes` counts expansions, `iterations` the distances expanded (non-empty buckets),
 //! `epochs` stays 0.
 
-use super::prefetch::{ask_heads, ask_row, ask_word_and_row};
-use super::run::{touch, OutView, Run};
+use super::prefetch::{ask_in_stages, ask_row, ask_word_and_row, ASK_FIRST};
+use super::run::{touch, Run};
 use super::near_far::Search;
 use super::exec::Exec;
 use super::packing::Packing;
@@ -319,7 +319,7 @@ pub(super) fn bucket_search<E: Exec>(
         let tail = ring.tail[at].load(Relaxed) as usize;
         let mut pos = ring.first[at].load(Relaxed) as usize * BLOCK;
         ring.clear(at);
-        ask_bucket(&ring, &out, ws, pos, tail);
+        ask_in_stages(&out, &ws.packed, || ring.entries(pos, tail).take(ASK_FIRST));
         let mut drained = 0;
         while pos != tail {
             if pos % BLOCK == BLOCK - 1 {
@@ -394,26 +394,6 @@ pub(super) fn bucket_search<E: Exec>(
     stats.pushes += pushes;
     stats.iterations += iterations;
     end
-}
-
-/// The entries of a bucket whose reads [`ask_bucket`] asks for.
-const ASK_FIRST: usize = 32;
-
-/// Asks for what draining a bucket from pool position `pos` reads, for its first entries, each
-/// stage of `prefetch::ask_expansion` over them all before the next, so that their misses
-/// overlap: most buckets hold too few entries for a lookahead inside the drain (static solves:
-/// 25 per bucket on the 1000^2 grid, 5.5 on usroads).
-fn ask_bucket(ring: &Ring<'_>, out: &OutView<'_>, ws: &Workspace, pos: usize, tail: usize) {
-    let entries = || ring.entries(pos, tail).take(ASK_FIRST);
-    for u in entries() {
-        ask_word_and_row(out, &ws.packed, u);
-    }
-    for u in entries() {
-        ask_row(out, u);
-    }
-    for u in entries() {
-        ask_heads(out, &ws.packed, u);
-    }
 }
 
 /// Lists in `ws.frontier`, for near-far to finish the search, every vertex still queued at its

@@ -12,7 +12,7 @@
 
 use super::exec::Exec;
 use super::near_far::Search;
-use super::prefetch::{ask_heads, ask_row, ask_word_and_row};
+use super::prefetch::{ask_heads, ask_in_stages, ask_row, ask_word_and_row, ASK_FIRST};
 use super::run::{Run, UNKNOWN};
 use super::workspace::Workspace;
 use crate::stats::UpdateStats;
@@ -21,7 +21,8 @@ use std::sync::atomic::Ordering::Relaxed;
 /// The most buckets in the ring: 4096 empty vectors cost 96 KiB.
 const WIDEST: usize = 4096;
 
-/// A ring of buckets, one per distance, with a bitmap of the non-empty ones.
+/// A ring of buckets, one per distance (or per range of distances, as its user maps them), with
+/// a bitmap of the non-empty ones.
 #[derive(Default)]
 pub(crate) struct DialRing {
     buckets: Vec<Vec<u32>>,
@@ -118,9 +119,6 @@ impl DialRing {
 /// Entries of a bucket between the stages of asking for what an expansion reads.
 const AHEAD: usize = 8;
 
-/// The entries of a bucket whose reads are asked for before it is drained.
-const FIRST: usize = 32;
-
 /// The static search from `ws.frontier` (the source alone, at distance 0, every other word
 /// unwritten) on the ring, where it applies: no old tree to load words from, no guard, packed
 /// parents. Returns `None` (nothing done) where it does not. Counters as the chained queue's:
@@ -177,28 +175,16 @@ fn drain<E: Exec, const WIDE: bool>(run: &Run<'_, E>, ws: &Workspace, ring: &mut
         at = next;
         iterations += 1;
         let bucket = ring.take(at);
-        // Most buckets are small (5.5 entries on usroads, 25 on the 1000^2 grid), too small for a
-        // lookahead within the drain to start early enough: the first entries' reads are asked
-        // for stage by stage before it (each stage reads what the one before asked for), later
-        // entries' ahead of them.
-        let first = &bucket[..bucket.len().min(FIRST)];
-        for &u in first {
-            ask_word_and_row(&out, &ws.packed, u as usize);
-        }
-        for &u in first {
-            ask_row(&out, u as usize);
-        }
-        for &u in first {
-            ask_heads(&out, &ws.packed, u as usize);
-        }
+        // The first entries' reads stage by stage before the drain, later entries' ahead of them.
+        ask_in_stages(&out, &ws.packed, || bucket.iter().take(ASK_FIRST).map(|&u| u as usize));
         for (i, &u) in bucket.iter().enumerate() {
-            if let Some(&x) = bucket.get(i + 4 * AHEAD).filter(|_| i + 4 * AHEAD >= FIRST) {
+            if let Some(&x) = bucket.get(i + 4 * AHEAD).filter(|_| i + 4 * AHEAD >= ASK_FIRST) {
                 ask_word_and_row(&out, &ws.packed, x as usize);
             }
-            if let Some(&x) = bucket.get(i + 2 * AHEAD).filter(|_| i + 2 * AHEAD >= FIRST) {
+            if let Some(&x) = bucket.get(i + 2 * AHEAD).filter(|_| i + 2 * AHEAD >= ASK_FIRST) {
                 ask_row(&out, x as usize);
             }
-            if let Some(&x) = bucket.get(i + AHEAD).filter(|_| i + AHEAD >= FIRST) {
+            if let Some(&x) = bucket.get(i + AHEAD).filter(|_| i + AHEAD >= ASK_FIRST) {
                 ask_heads(&out, &ws.packed, x as usize);
             }
             let u = u as usize;
