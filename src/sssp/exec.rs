@@ -331,7 +331,7 @@ impl Parallel<'_> {
     /// once always ran as teams, their rounds being wide; one member's bucket queues now win
     /// some of them (bremen, whose large weights a near-far team expands up to 4.3 times per
     /// vertex: 0.37-0.68x at 2 threads), and lose others by 10-15 % (the 1000^2 grid).
-    fn chooses(&self, _kind: SearchKind, n: usize, m: usize) -> bool {
+    fn chooses(&self, n: usize, m: usize) -> bool {
         !self.one_member(n, m)
     }
 }
@@ -401,7 +401,7 @@ impl Exec for Parallel<'_> {
         least.into_inner()
     }
     fn solo(&self, kind: SearchKind, n: usize, m: usize, work: Option<usize>) -> bool {
-        if self.chooses(kind, n, m) {
+        if self.chooses(n, m) {
             self.choice.solo(kind, n, m, work)
         } else {
             self.one_member(n, m)
@@ -416,7 +416,7 @@ impl Exec for Parallel<'_> {
     fn searched(&self, kind: SearchKind, n: usize, m: usize, solo: bool, ns: u64, work: usize) {
         // Only searches whose way the choice made are timed for it: others would take its
         // slots for shapes it is never asked about.
-        if self.chooses(kind, n, m) {
+        if self.chooses(n, m) {
             self.choice.record(kind, n, m, solo, ns, work);
         }
     }
