@@ -13,7 +13,8 @@
 use super::exec::Exec;
 use super::near_far::Search;
 use super::prefetch::{ask_heads, ask_in_stages, ask_row, ask_word_and_row, ASK_FIRST};
-use super::run::{Run, UNKNOWN};
+use super::run::Run;
+use super::wide::Wide;
 use super::workspace::Workspace;
 use crate::stats::UpdateStats;
 use std::sync::atomic::Ordering::Relaxed;
@@ -126,13 +127,9 @@ const AHEAD: usize = 8;
 /// packing's largest (every expanded distance is a tree distance) and none undercuts the
 /// source's word, so neither is tested.
 ///
-/// Weights of [`WIDEST`] or more (a road network's metres or seconds: bremen's reach 88,514 and 63
-/// million) take buckets of 2^shift distances, the least width that fits the ring (Delta-stepping
-/// with one thread). A bucket's vertices are then not all final: its entries are taken in rounds
-/// until none is left, and a vertex whose distance drops inside the bucket it is queued in is not
-/// queued again (its `state` says it is queued), so that it is expanded once at its last distance
-/// in the bucket; near-far, which such weights ran on before, expanded 1.3-4.3 times as many
-/// vertices on bremen.
+/// Weights of [`WIDEST`] or more take buckets of 2^shift distances, the least width that fits the
+/// ring (Delta-stepping with one thread; see `wide.rs`): near-far, which such weights ran on
+/// before, expanded 1.3-4.3 times as many vertices on bremen.
 pub(super) fn plain_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mut UpdateStats) -> Option<Search> {
     let p = run.packing;
     if run.old.is_some() || run.out.guard.is_some() || !p.packed_parents() {
@@ -142,59 +139,55 @@ pub(super) fn plain_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mu
     debug_assert!(p.dist(ws.packed[run.source].load(Relaxed)) == 0);
     // Pending distances lie within max_weight of the one expanded: (max_weight >> shift) + 1
     // buckets past it at most.
-    let shift = (0..64).find(|&s| (p.max_weight() >> s) + 2 <= WIDEST as u64).unwrap_or(63);
+    let wide = Wide::new(run.out.n, Wide::shift_for(p.max_weight(), WIDEST as u64));
     let mut guard = ws.dial.lock();
     let ring: &mut DialRing = &mut guard;
-    ring.reset((p.max_weight() >> shift) as usize + 2);
+    ring.reset((p.max_weight() >> wide.shift()) as usize + 2);
     ring.push(run.source as u32, 0);
-    let (pushes, iterations) = if shift == 0 {
-        drain::<E, false>(run, ws, ring, 0)
+    let (pushes, iterations) = if wide.shift() == 0 {
+        drain::<E, false>(run, ws, ring, wide)
     } else {
-        ws.state[run.source].store(QUEUED, Relaxed);
-        drain::<E, true>(run, ws, ring, shift)
+        drain::<E, true>(run, ws, ring, wide)
     };
     stats.pushes += pushes;
     stats.iterations += iterations;
     Some(Search::Finished)
 }
 
-/// `state` of a vertex queued in a bucket of several distances, until it is expanded
-/// (`run::UNKNOWN`, 0, otherwise, as between runs).
-const QUEUED: u8 = 1;
-
 /// Takes the buckets in order; returns the expansions and the buckets drained. `WIDE`: buckets of
-/// 2^shift distances, taken in rounds, with the `state` flags of [`plain_search`].
+/// several distances, taken in rounds, their entries coded by `wide` (else a bucket per distance,
+/// its entries vertex ids).
 // Out of line: each kind of bucket gets its own registers.
 #[inline(never)]
-fn drain<E: Exec, const WIDE: bool>(run: &Run<'_, E>, ws: &Workspace, ring: &mut DialRing, shift: u32) -> (i64, i64) {
+fn drain<E: Exec, const WIDE: bool>(run: &Run<'_, E>, ws: &Workspace, ring: &mut DialRing, wide: Wide) -> (i64, i64) {
     let (p, out) = (run.packing, run.out);
     let bits = p.bits;
     let (mut pushes, mut iterations) = (0i64, 0i64);
+    // With a bucket per distance an entry is its vertex's id.
+    let vertex = |e: u32| if WIDE { wide.vertex(e) } else { e as usize };
     let mut at = 0;
     while let Some(next) = ring.next(at) {
         at = next;
         iterations += 1;
         let bucket = ring.take(at);
         // The first entries' reads stage by stage before the drain, later entries' ahead of them.
-        ask_in_stages(&out, &ws.packed, || bucket.iter().take(ASK_FIRST).map(|&u| u as usize));
-        for (i, &u) in bucket.iter().enumerate() {
+        ask_in_stages(&out, &ws.packed, || bucket.iter().take(ASK_FIRST).map(|&e| vertex(e)));
+        for (i, &e) in bucket.iter().enumerate() {
             if let Some(&x) = bucket.get(i + 4 * AHEAD).filter(|_| i + 4 * AHEAD >= ASK_FIRST) {
-                ask_word_and_row(&out, &ws.packed, x as usize);
+                ask_word_and_row(&out, &ws.packed, vertex(x));
             }
             if let Some(&x) = bucket.get(i + 2 * AHEAD).filter(|_| i + 2 * AHEAD >= ASK_FIRST) {
-                ask_row(&out, x as usize);
+                ask_row(&out, vertex(x));
             }
             if let Some(&x) = bucket.get(i + AHEAD).filter(|_| i + AHEAD >= ASK_FIRST) {
-                ask_heads(&out, &ws.packed, x as usize);
+                ask_heads(&out, &ws.packed, vertex(x));
             }
-            let u = u as usize;
+            let u = vertex(e);
             let word_d = ws.packed[u].load(Relaxed) >> bits;
             if WIDE {
-                // Queued again in a smaller bucket and expanded there, or expanded already.
-                if word_d >> shift != at || ws.state[u].load(Relaxed) != QUEUED {
-                    continue;
+                if !wide.live(e, at, word_d) {
+                    continue; // queued again at a smaller distance since
                 }
-                ws.state[u].store(UNKNOWN, Relaxed);
             } else if word_d != at {
                 continue; // queued again at a smaller distance and expanded there
             }
@@ -213,11 +206,10 @@ fn drain<E: Exec, const WIDE: bool>(run: &Run<'_, E>, ws: &Workspace, ring: &mut
                     slot.store(cand, Relaxed);
                     let was = old >> bits;
                     if nd < was {
-                        if !WIDE {
+                        if WIDE {
+                            ring.push(wide.entry(x as u32, nd), wide.bucket(nd));
+                        } else {
                             ring.push(x as u32, nd);
-                        } else if ws.state[x as usize].load(Relaxed) != QUEUED || was >> shift != nd >> shift {
-                            ws.state[x as usize].store(QUEUED, Relaxed);
-                            ring.push(x as u32, nd >> shift);
                         }
                     }
                 }
@@ -281,9 +273,10 @@ mod tests {
         let res = Resources::parallel(1).unwrap();
         // Weights of 1 to 3 make many ties (the lowest-id parent must win); up to 4094 a bucket
         // per distance, each vertex expanded once; past that buckets of several distances, scaled
-        // ties included (bremen's weights reach 63 million). The workspace is reused, and each
-        // tree is then repaired, which reads the `state` flags the wide buckets used.
-        let cases = [(30, 3, 1, 0), (40, 100, 1, 17), (25, 4094, 1, 311), (25, 4096, 1, 5), (30, 3, 1_000_000, 2), (30, 60, 35_000_000, 44)];
+        // ties included (bremen's weights reach 63 million); on the 250^2 grid the entries keep
+        // only the high bits of a distance's place in its bucket (16 id bits, buckets of 2^19
+        // distances). The workspace is reused, and each tree is then repaired.
+        let cases = [(30, 3, 1, 0), (40, 100, 1, 17), (25, 4094, 1, 311), (25, 4096, 1, 5), (30, 3, 1_000_000, 2), (30, 60, 35_000_000, 44), (250, 60, 35_000_000, 7)];
         for (side, wmax, scale, source) in cases {
             let mut g = scaled(side, wmax, scale, 11);
             let never = SsspOptions { fallback: Fallback::Never, ..Default::default() };

@@ -17,6 +17,7 @@ pub(crate) mod prefetch;
 pub(crate) mod run;
 pub(crate) mod validate;
 pub(crate) mod workspace;
+mod wide;
 
 use crate::error::{Error, Result};
 use crate::graph::{Csr, Graph, Rows};
