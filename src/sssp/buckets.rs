@@ -10,7 +10,8 @@
 //!
 //! The buckets form a ring of `B` distances (a power of two below n): every pending distance lies
 //! within `max_weight` of the one being expanded, so a ring wider than the largest weight never
-//! wraps onto itself. A bucket is a chain of blocks of [`BLOCK`] slots holding vertex ids; a vertex
+//! wraps onto itself. A bucket is a chain of blocks of [`BLOCK`] slots holding vertex ids (coded
+//! with a place where buckets are wide, below); a vertex
 //! whose distance drops is queued again in its new bucket and its old entry is skipped when met
 //! (its word no longer has that distance). A drained bucket's blocks go back to a free list, so
 //! the blocks in use hold about the frontier's entries. Everything lives in the workspace's
@@ -18,21 +19,24 @@
 //! (n / 4 blocks), the first block of each bucket in `far`, the append position of each bucket and
 //! a two-level bitmap of the non-empty buckets in `far2`.
 //!
-//! Where the ring does not fit (a starting frontier spanning `B` distances or more, weights of `B`
-//! or more, or the blocks run out), the search goes on with near-far from the queued vertices.
+//! Weights of `B` or more, or a starting frontier spanning `B` distances or more, take buckets of
+//! 2^shift distances instead, the least width that fits (`wide.rs`: a bucket is drained in
+//! rounds, its entries coded with their place in it): bremen's metres and seconds, whose repairs
+//! ran near-far before. Where the ring is too small for that, or the blocks run out, the search
+//! goes on with near-far from the queued vertices.
 //! Only the parallel executor uses it, and only where its team would have one member: the
 //! sequential reference keeps the near-far schedule, whose counters reproduce the originals'.
 //! A static solve runs on the contiguous buckets of `dial.rs` instead, which cost less per entry
 //! but grow with the entries queued: this fixed pool serves the repairs, whose starting
 //! frontiers spread over many distances.
-//! Counters: `pushes` counts expansions, `iterations` the distances expanded (non-empty buckets),
-//! `epochs` stays 0.
+//! Counters: `pushes` counts expansions, `iterations` the buckets drained (a wide bucket once per
+//! round), `epochs` stays 0.
 
 use super::prefetch::{ask_in_stages, ask_row, ask_word_and_row, ASK_FIRST};
-use super::run::{touch, Run};
+use super::run::{touch, Generations, Run};
 use super::near_far::Search;
 use super::exec::Exec;
-use super::packing::Packing;
+use super::wide::Wide;
 use crate::stats::UpdateStats;
 use super::workspace::{Appender, Workspace};
 use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
@@ -46,10 +50,9 @@ const BLOCK: usize = 8;
 /// No block.
 const NONE: i32 = -1;
 
-/// The ring size for a search of `n` vertices whose weights are at most `max_weight`: the
-/// largest power of two whose append positions and bitmap fit in one list of n slots, if it
-/// exceeds the largest weight.
-pub(super) fn ring_size(n: usize, max_weight: u64) -> Option<usize> {
+/// The ring size for a search of `n` vertices: the largest power of two whose append positions
+/// and bitmap fit in one list of n slots.
+pub(super) fn ring_size(n: usize) -> Option<usize> {
     let fits = |b: usize| {
         let (words, words1) = bitmap_words(b);
         b + words + words1 <= n
@@ -58,7 +61,27 @@ pub(super) fn ring_size(n: usize, max_weight: u64) -> Option<usize> {
     while b > 1 && !fits(b) {
         b /= 2;
     }
-    (fits(b) && max_weight < b as u64).then_some(b)
+    fits(b).then_some(b)
+}
+
+/// Buckets of several distances take a ring of at least this many: in fewer, each would span a
+/// large share of the distances, and its rounds would re-expand vertices as near-far's do.
+const WIDE_RING: usize = 256;
+
+/// How a search whose weights are at most `max_weight`, from a frontier whose distances span
+/// `lo..=hi`, fits a ring of `b` buckets: a bucket per distance where the weights and the span
+/// fit, else buckets of the least number of distances 2^shift that fits both, in a ring of
+/// [`WIDE_RING`] or more (`None`: near-far).
+fn fitting(n: usize, b: usize, max_weight: u64, (lo, hi): (u64, u64)) -> Option<Wide> {
+    if max_weight < b as u64 && hi - lo < b as u64 {
+        return Some(Wide::new(n, 0));
+    }
+    if b < WIDE_RING {
+        return None;
+    }
+    let b = b as u64;
+    let shift = (1..63).find(|&s| (max_weight >> s) + 2 <= b && (hi >> s) - (lo >> s) < b)?;
+    Some(Wide::new(n, shift))
 }
 
 /// The words of the two bitmap levels of a ring of `b` buckets.
@@ -188,9 +211,9 @@ impl<'w> Ring<'w> {
         self.freed + self.pool.len() / BLOCK - self.unused
     }
 
-    /// Appends `v` to bucket `b`.
+    /// Appends entry `e` to bucket `b`.
     #[inline(always)]
-    fn push(&mut self, v: usize, b: usize) -> Result<(), Full> {
+    fn push(&mut self, e: u32, b: usize) -> Result<(), Full> {
         let mut at = if self.occupied(b) {
             self.tail[b].load(Relaxed) as usize
         } else {
@@ -204,14 +227,14 @@ impl<'w> Ring<'w> {
             self.pool.at(at).store(k as i32, Relaxed);
             at = k * BLOCK;
         }
-        self.pool.at(at).store(v as i32, Relaxed);
+        self.pool.at(at).store(e as i32, Relaxed);
         self.tail[b].store(at as i32 + 1, Relaxed);
         Ok(())
     }
 
     /// The entries of a bucket from pool position `at` up to `end` (its tail), following the
     /// block links.
-    fn entries(&self, mut at: usize, end: usize) -> impl Iterator<Item = usize> + '_ {
+    fn entries(&self, mut at: usize, end: usize) -> impl Iterator<Item = u32> + '_ {
         std::iter::from_fn(move || {
             while at != end {
                 if at % BLOCK == BLOCK - 1 {
@@ -219,7 +242,7 @@ impl<'w> Ring<'w> {
                     continue;
                 }
                 at += 1;
-                return Some(self.pool.at(at - 1).load(Relaxed) as usize);
+                return Some(self.pool.at(at - 1).load(Relaxed) as u32);
             }
             None
         })
@@ -262,39 +285,63 @@ impl<'w> Ring<'w> {
 }
 
 /// Runs the search from `ws.frontier` (words set, distances strictly lowered) on a ring of `b`
-/// buckets. Returns `None` when near-far must finish it from `ws.frontier`: the frontier spans
-/// `b` distances or more (nothing done), or the blocks ran out (the frontier then lists every
-/// vertex queued at its current word's distance; the expanded ones are final and counted in
-/// `stats`). With `track`, as near-far: every vertex whose word it lowers is flagged touched and
-/// listed in `candidates`.
-// Kept out of line: inlined into `near_far` it executes more instructions.
-#[inline(never)]
+/// buckets. Returns `None` when near-far must finish it from `ws.frontier`: the frontier or the
+/// weights do not fit the ring (nothing done; see [`fitting`]), or the blocks ran out (the
+/// frontier then lists every vertex queued at its current word's distance; the expanded ones are
+/// final and counted in `stats`). With `track`, as near-far: every vertex whose word it lowers is
+/// flagged touched and listed in `candidates`.
 pub(super) fn bucket_search<E: Exec>(
     run: &Run<'_, E>,
     ws: &Workspace,
     b: usize,
+    gens: &mut Generations,
     stats: &mut UpdateStats,
     push_budget: Option<i64>,
     track: bool,
 ) -> Option<Search> {
     let p = run.packing;
-    let dist = |v: usize| p.dist(ws.packed[v].load(Relaxed));
     if ws.frontier.is_empty() {
         return Some(Search::Finished);
     }
     let (mut lo, mut hi) = (u64::MAX, 0);
     for i in 0..ws.frontier.len() {
-        let d = dist(ws.frontier.get(i) as usize);
+        let d = p.dist(ws.packed[ws.frontier.get(i) as usize].load(Relaxed));
         lo = lo.min(d);
         hi = hi.max(d);
     }
-    if hi - lo >= b as u64 {
-        return None;
+    let wide = fitting(run.out.n, b, p.max_weight(), (lo, hi))?;
+    if wide.shift() == 0 {
+        drain::<E, false>(run, ws, (b, wide), lo, gens, stats, push_budget, track)
+    } else {
+        drain::<E, true>(run, ws, (b, wide), lo, gens, stats, push_budget, track)
     }
+}
+
+/// [`bucket_search`] on a ring of `b` buckets coded by `wide`, the least distance queued being
+/// `lo`. `WIDE`: buckets of several distances, drained in rounds until they stay empty (a vertex
+/// whose distance drops inside the bucket being drained is queued in it again); else a bucket per
+/// distance, each final when it is drained.
+// Kept out of line: inlined into `near_far` it executes more instructions.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn drain<E: Exec, const WIDE: bool>(
+    run: &Run<'_, E>,
+    ws: &Workspace,
+    (b, wide): (usize, Wide),
+    lo: u64,
+    gens: &mut Generations,
+    stats: &mut UpdateStats,
+    push_budget: Option<i64>,
+    track: bool,
+) -> Option<Search> {
+    let p = run.packing;
+    // With a bucket per distance an entry is its vertex's id.
+    let vertex = |e: u32| if WIDE { wide.vertex(e) } else { e as usize };
     let mut ring = Ring::new(ws, b);
     for i in 0..ws.frontier.len() {
         let v = ws.frontier.get(i) as usize;
-        if ring.push(v, dist(v) as usize & ring.mask).is_err() {
+        let d = p.dist(ws.packed[v].load(Relaxed));
+        if ring.push(wide.entry(v as u32, d), wide.bucket(d) as usize & ring.mask).is_err() {
             return None; // the frontier alone fills the blocks: near-far takes it as it is
         }
     }
@@ -302,7 +349,8 @@ pub(super) fn bucket_search<E: Exec>(
     let (mut pushes, mut iterations) = (0i64, 0i64);
     let mut touched = track.then(|| Appender::new(&ws.candidates));
     let out = run.out;
-    let (mut at, mut d) = (lo as usize & ring.mask, lo);
+    // The bucket being drained: its ring index and its number (its distance, one per bucket).
+    let (mut at, mut bucket) = (wide.bucket(lo) as usize & ring.mask, wide.bucket(lo));
     let end = 'search: loop {
         if pushes > budget {
             break Some(Search::Abandoned);
@@ -310,16 +358,17 @@ pub(super) fn bucket_search<E: Exec>(
         let Some(next) = ring.first_from(at) else {
             break Some(Search::Finished);
         };
-        d += (next.wrapping_sub(at) & ring.mask) as u64;
+        bucket += (next.wrapping_sub(at) & ring.mask) as u64;
         at = next;
         iterations += 1;
-        // Expanding distance d queues larger distances only, all in other buckets (weights >= 1
-        // and < B), so this bucket does not grow while it is drained; its blocks are released as
-        // the walk leaves them (the link is read first).
+        // The entries queued so far; the blocks are released as the walk leaves them (the link
+        // is read first). With a bucket per distance, expanding one queues larger distances
+        // only, all in other buckets (weights >= 1 and < B); a wide bucket's entries queued
+        // meanwhile start a chain of their own, the next round.
         let tail = ring.tail[at].load(Relaxed) as usize;
         let mut pos = ring.first[at].load(Relaxed) as usize * BLOCK;
         ring.clear(at);
-        ask_in_stages(&out, &ws.packed, || ring.entries(pos, tail).take(ASK_FIRST));
+        ask_in_stages(&out, &ws.packed, || ring.entries(pos, tail).take(ASK_FIRST).map(vertex));
         let mut drained = 0;
         while pos != tail {
             if pos % BLOCK == BLOCK - 1 {
@@ -336,22 +385,23 @@ pub(super) fn bucket_search<E: Exec>(
             drained += 1;
             if drained % ASK_FIRST == ASK_FIRST / 2 {
                 for u in ring.entries(pos, tail).skip(ASK_FIRST / 2).take(ASK_FIRST) {
-                    ask_word_and_row(&out, &ws.packed, u);
+                    ask_word_and_row(&out, &ws.packed, vertex(u));
                 }
             } else if drained % ASK_FIRST == 0 {
                 for u in ring.entries(pos, tail).take(ASK_FIRST) {
-                    ask_row(&out, u);
+                    ask_row(&out, vertex(u));
                 }
             }
-            let u = ring.pool.at(pos).load(Relaxed) as usize;
-            let wu = ws.packed[u].load(Relaxed);
-            if p.dist(wu) != d {
+            let e = ring.pool.at(pos).load(Relaxed) as u32;
+            let u = vertex(e);
+            let d = p.dist(ws.packed[u].load(Relaxed));
+            if if WIDE { !wide.live(e, bucket, d) } else { d != bucket } {
                 pos += 1;
-                continue; // queued again at a smaller distance and expanded there
+                continue; // queued again at a smaller distance since (and expanded there)
             }
             let row = out.row(u);
             if ring.available() < row.len() {
-                hand_over(&ring, ws, p, (pos, tail), at, d);
+                hand_over(run, &ring, ws, wide, (pos, tail), (at, bucket), gens.next(ws));
                 break 'search None;
             }
             pos += 1;
@@ -375,7 +425,8 @@ pub(super) fn bucket_search<E: Exec>(
                 }
                 ws.packed[x].store(cand, Relaxed);
                 if nd < p.dist(old) {
-                    if ring.push(x, nd as usize & ring.mask).is_err() {
+                    let entry = if WIDE { wide.entry(x as u32, nd) } else { x as u32 };
+                    if ring.push(entry, wide.bucket(nd) as usize & ring.mask).is_err() {
                         unreachable!("a block per out-edge was checked to be available");
                     }
                 } else if let Some(t) = touched.as_mut() {
@@ -397,27 +448,30 @@ pub(super) fn bucket_search<E: Exec>(
 }
 
 /// Lists in `ws.frontier`, for near-far to finish the search, every vertex still queued at its
-/// current word's distance: the entries of the bucket being expanded (`at`, distance `d`) from
-/// pool position `rest.0` on, and those of every other bucket. A vertex's live entry is the one
-/// in the bucket of its distance, so each is listed once.
-fn hand_over(ring: &Ring<'_>, ws: &Workspace, p: Packing, rest: (usize, usize), at: usize, d: u64) {
-    let live = |v: usize, bucket_distance: u64| p.dist(ws.packed[v].load(Relaxed)) == bucket_distance;
+/// current word's distance: the entries of the bucket being expanded (ring index `at`, number
+/// `bucket`) from pool position `rest.0` on, and those of every other bucket (the one being
+/// expanded again, where a wide one's next round has begun). Each is listed once: stamped with
+/// generation `g`, since a vertex whose entries keep part of their place only may have two live
+/// ones (`wide.rs`).
+fn hand_over<E: Exec>(run: &Run<'_, E>, ring: &Ring<'_>, ws: &Workspace, wide: Wide, rest: (usize, usize), (at, bucket): (usize, u64), g: i32) {
     let frontier = &ws.frontier;
     frontier.clear();
     let mut out = Appender::new(frontier);
-    for v in ring.entries(rest.0, rest.1) {
-        if live(v, d) {
+    let mut list = |e: u32, bucket: u64| {
+        let v = wide.vertex(e);
+        if wide.live(e, bucket, run.packing.dist(ws.packed[v].load(Relaxed))) && run.exec.claim(&ws.stamp[v], g) {
             out.push(v as i32);
         }
+    };
+    for e in ring.entries(rest.0, rest.1) {
+        list(e, bucket);
     }
     let mut from = 0;
     while let Some(b) = ring.first_in(from) {
-        let bd = d + (b.wrapping_sub(at) & ring.mask) as u64;
+        let number = bucket + (b.wrapping_sub(at) & ring.mask) as u64;
         let start = ring.first[b].load(Relaxed) as usize * BLOCK;
-        for v in ring.entries(start, ring.tail[b].load(Relaxed) as usize) {
-            if live(v, bd) {
-                out.push(v as i32);
-            }
+        for e in ring.entries(start, ring.tail[b].load(Relaxed) as usize) {
+            list(e, number);
         }
         from = b + 1;
     }
@@ -456,26 +510,44 @@ mod tests {
     }
 
     #[test]
-    fn weights_as_wide_as_the_ring_run_near_far() {
-        // 900 vertices: a ring of 512 distances; weights up to 5000 do not fit it, so a repair
-        // runs near-far (a static solve runs on `dial.rs`'s buckets of several distances).
+    fn a_ring_fits_the_weights_and_the_frontier_or_near_far_runs() {
+        let shift = |b, w, span| super::fitting(1000, b, w, span).map(|x| x.shift());
+        assert_eq!(shift(512, 511, (7, 518)), Some(0), "a bucket per distance");
+        assert_eq!(shift(512, 512, (7, 7)), Some(1), "(512 >> 1) + 2 buckets");
+        assert_eq!(shift(512, 5000, (0, 0)), Some(4), "(5000 >> 4) + 2 = 314; >> 3 needs 627");
+        assert_eq!(shift(512, 100, (0, 100_000)), Some(8), "the frontier's span sets it");
+        assert_eq!(shift(128, 5000, (0, 0)), None, "too few buckets to widen");
+        assert_eq!(shift(4, 16, (9, 14)), None);
+    }
+
+    #[test]
+    fn weights_wider_than_the_ring_take_buckets_of_several_distances() {
+        // 900 vertices: a ring of 512 buckets; weights up to 5000 (and, scaled, up to 2.1e9,
+        // with ties) do not fit a bucket per distance, so a repair drains buckets of 16 (2^22)
+        // distances in rounds, and near-far never runs.
         let res = Resources::parallel(1).unwrap();
-        let mut g = grid_graph(30, 5000);
-        let never = SsspOptions { fallback: Fallback::Never, ..Default::default() };
-        let mut r = SsspResult::compute(&res, &g, 0, 0, &never).unwrap();
-        assert_oracle(&g, &r);
-        let opt = ChangeOptions { changes: 60, seed: 5, safe: false, source: 0, ..Default::default() };
-        let (batch, _) = generate_changes(&g.to_csr(), &opt).unwrap();
-        let s = crate::update_one(&res, &mut g, &batch.view(), &mut r).unwrap();
-        assert_oracle(&g, &r);
-        assert!(!s.fallback_used && s.epochs > 0, "near-far ran: {s:?}");
+        for (wmax, scale) in [(5000, 1), (60, 35_000_000)] {
+            let t = grid(30, 30, 1, 1, wmax, 7).unwrap();
+            let w: Vec<i32> = t.weights.iter().map(|&w| w * scale).collect();
+            let mut g = Graph::new(Csr::from_arrays(t.n, 1, t.row_ptr, t.col_ind, &w, WeightLayout::EdgeMajor).unwrap());
+            let never = SsspOptions { fallback: Fallback::Never, ..Default::default() };
+            let mut r = SsspResult::compute(&res, &g, 0, 0, &never).unwrap();
+            assert_oracle(&g, &r);
+            for seed in 1..4 {
+                let opt = ChangeOptions { changes: 60, seed, safe: false, source: 0, ..Default::default() };
+                let (batch, _) = generate_changes(&g.to_csr(), &opt).unwrap();
+                let s = crate::update_one(&res, &mut g, &batch.view(), &mut r).unwrap();
+                assert_oracle(&g, &r);
+                assert!(!s.fallback_used && s.pushes > 0 && s.epochs == 0, "the bucket queue alone: {s:?}");
+            }
+        }
     }
 
     /// A broom: the source reaches `hubs` hubs (weight 1), each hub `leaves` leaves, leaf `l` of
-    /// hub `h` at weight `1 + h * leaves + l` (`distinct`: every leaf in a bucket of its own) or
-    /// `1 + l`; every leaf has an edge of weight 1 to the next hub's first leaf. `n` vertices in
-    /// all, the rest isolated.
-    fn broom(hubs: usize, leaves: usize, distinct: bool, n: usize) -> Graph {
+    /// hub `h` at weight `scale * (1 + h * leaves + l)` (`distinct`: every leaf in a bucket of its
+    /// own) or `scale * (1 + l)`; every leaf has an edge of weight 1 to the next hub's first leaf.
+    /// `n` vertices in all, the rest isolated.
+    fn broom(hubs: usize, leaves: usize, distinct: bool, scale: i32, n: usize) -> Graph {
         let (mut src, mut dst, mut w) = (Vec::new(), Vec::new(), Vec::new());
         let hub = |h: usize| 1 + h * (1 + leaves);
         for h in 0..hubs {
@@ -486,7 +558,7 @@ mod tests {
                 let leaf = (hub(h) + 1 + l) as i32;
                 src.push(hub(h) as i32);
                 dst.push(leaf);
-                w.push(1 + l as i32 + if distinct { (h * leaves) as i32 } else { 0 });
+                w.push(scale * (1 + l as i32 + if distinct { (h * leaves) as i32 } else { 0 }));
                 src.push(leaf);
                 dst.push((hub((h + 1) % hubs) + 1) as i32);
                 w.push(1);
@@ -497,8 +569,8 @@ mod tests {
 
     /// The broom's tree after its hubs were cut off from the source and joined again: a repair
     /// from the 10 hubs at distance 1 (a static solve runs on `dial.rs`'s ring instead).
-    fn rejoined(res: &Resources, distinct: bool) -> (Graph, SsspResult, crate::UpdateStats) {
-        let mut g = broom(10, 60, distinct, 1100);
+    fn rejoined(res: &Resources, distinct: bool, scale: i32) -> (Graph, SsspResult, crate::UpdateStats) {
+        let mut g = broom(10, 60, distinct, scale, 1100);
         let never = SsspOptions { fallback: Fallback::Never, ..Default::default() };
         let mut r = SsspResult::compute(res, &g, 0, 0, &never).unwrap();
         let hubs = || (0..10i32).map(|h| 1 + h * 61);
@@ -521,14 +593,22 @@ mod tests {
         // leaves open 60 buckets of their own, so the fifth hub no longer finds a block per
         // out-edge and near-far finishes from the queued vertices.
         let res = Resources::parallel(1).unwrap();
-        let (g, r, s) = rejoined(&res, true);
+        let (g, r, s) = rejoined(&res, true, 1);
         assert_oracle(&g, &r);
         // 610 vertices to reach: near-far re-expands some of them, the bucket queue never does.
         assert!(s.pushes > 610, "near-far finished the search: {s:?}");
         // The leaves of all hubs share 60 buckets: the bucket queue alone.
-        let (g, r, s) = rejoined(&res, false);
+        let (g, r, s) = rejoined(&res, false, 1);
         assert_oracle(&g, &r);
         assert_eq!((s.epochs, s.pushes), (0, 610));
+        // Weights up to 600,000 take buckets of 1,024 distances, one per leaf nearly: the blocks
+        // run out as well, and the live entries of the wide buckets are handed over.
+        let (g, r, s) = rejoined(&res, true, 1000);
+        assert_oracle(&g, &r);
+        assert!(s.pushes > 610, "near-far finished the search: {s:?}");
+        let (g, r, s) = rejoined(&res, false, 1000);
+        assert_oracle(&g, &r);
+        assert_eq!((s.epochs, s.pushes, s.iterations), (0, 610, 61), "the hubs' bucket, then the leaves' 60");
     }
 
     #[test]

@@ -84,9 +84,9 @@ fn search<E: Exec>(
                 return end;
             }
         }
-        if let Some(b) = ring_size(n, run.packing.max_weight()) {
+        if let Some(b) = ring_size(n) {
             let before = stats.pushes;
-            if let Some(end) = bucket_search(run, ws, b, stats, push_budget, track) {
+            if let Some(end) = bucket_search(run, ws, b, gens, stats, push_budget, track) {
                 return end;
             }
             // Near-far finishes from the queued vertices, within what is left of the budget.
