@@ -34,6 +34,55 @@ pub(crate) struct DialRing {
     /// An empty vector with room, which takes the place of a bucket taken out: a search whose
     /// buckets span several distances queues into the bucket it drains.
     spare: Vec<u32>,
+    /// What the static solves on this ring found of their graph's buckets.
+    learned: Learned,
+}
+
+/// The last static solve's graph shape (vertices, largest weight) and how many times wider than
+/// the least width that fits the ring its buckets were taken, as a power of two.
+#[derive(Default, Clone, Copy, PartialEq, Eq, Debug)]
+struct Learned {
+    n: usize,
+    max_weight: u64,
+    wider: u32,
+}
+
+/// A static solve that expands fewer entries than this per bucket drained on average takes wider
+/// buckets next time on the same graph shape: a road network's bucket per distance holds 5.5
+/// vertices (usroads), too few to ask for their reads ahead, and each drain costs a bitmap scan
+/// and a vector swap besides; the 1000^2 grid's hold 25, and gain nothing wider.
+const SPARSE: i64 = 12;
+
+/// The entries per bucket that widening aims at.
+const AIM: i64 = 64;
+
+/// The most a static solve's buckets are widened (as a power of two).
+const WIDER_MAX: u32 = 6;
+
+impl Learned {
+    /// How much wider than the least width the next solve of `n` vertices whose weights are at
+    /// most `max_weight` takes its buckets.
+    fn wider(&self, n: usize, max_weight: u64) -> u32 {
+        if (self.n, self.max_weight) == (n, max_weight) {
+            self.wider
+        } else {
+            0
+        }
+    }
+
+    /// After a solve that took its buckets `wider` times wider (a power of two) and expanded
+    /// `pushes` entries in `drains` drains.
+    fn after(n: usize, max_weight: u64, wider: u32, pushes: i64, drains: i64) -> Learned {
+        let per = pushes / drains.max(1);
+        let wider = if per < SPARSE {
+            // The least power of two that brings the entries per drain to the aim.
+            let more = (AIM as u64).div_ceil(per.max(1) as u64).next_power_of_two().trailing_zeros();
+            (wider + more).min(WIDER_MAX)
+        } else {
+            wider
+        };
+        Learned { n, max_weight, wider }
+    }
 }
 
 impl DialRing {
@@ -129,7 +178,9 @@ const AHEAD: usize = 8;
 ///
 /// Weights of [`WIDEST`] or more take buckets of 2^shift distances, the least width that fits the
 /// ring (Delta-stepping with one thread; see `wide.rs`): near-far, which such weights ran on
-/// before, expanded 1.3-4.3 times as many vertices on bremen.
+/// before, expanded 1.3-4.3 times as many vertices on bremen. A graph whose buckets held fewer
+/// than [`SPARSE`] entries per drain in the last solve on this ring takes buckets wider than that
+/// (`Learned`).
 pub(super) fn plain_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mut UpdateStats) -> Option<Search> {
     let p = run.packing;
     if run.old.is_some() || run.out.guard.is_some() || !p.packed_parents() {
@@ -139,9 +190,10 @@ pub(super) fn plain_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mu
     debug_assert!(p.dist(ws.packed[run.source].load(Relaxed)) == 0);
     // Pending distances lie within max_weight of the one expanded: (max_weight >> shift) + 1
     // buckets past it at most.
-    let wide = Wide::new(run.out.n, Wide::shift_for(p.max_weight(), WIDEST as u64));
     let mut guard = ws.dial.lock();
     let ring: &mut DialRing = &mut guard;
+    let wider = ring.learned.wider(run.out.n, p.max_weight());
+    let wide = Wide::new(run.out.n, Wide::shift_for(p.max_weight(), WIDEST as u64) + wider);
     ring.reset((p.max_weight() >> wide.shift()) as usize + 2);
     ring.push(run.source as u32, 0);
     let (pushes, iterations) = if wide.shift() == 0 {
@@ -149,6 +201,7 @@ pub(super) fn plain_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mu
     } else {
         drain::<E, true>(run, ws, ring, wide)
     };
+    ring.learned = Learned::after(run.out.n, p.max_weight(), wider, pushes, iterations);
     stats.pushes += pushes;
     stats.iterations += iterations;
     Some(Search::Finished)
@@ -295,6 +348,30 @@ mod tests {
             let (d, p) = dijkstra(&g, 0, source);
             assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]), "{case}, repaired");
         }
+    }
+
+    #[test]
+    fn sparse_buckets_are_taken_wider_on_the_next_solve_of_the_graph() {
+        use super::Learned;
+        // 5 entries per drain: 64 / 5 rounds up to 16 times wider; 40 is enough; the most is 2^6.
+        assert_eq!(Learned::after(9, 100, 0, 500, 100).wider, 4);
+        assert_eq!(Learned::after(9, 100, 1, 4000, 100).wider, 1);
+        assert_eq!(Learned::after(9, 100, 4, 0, 0).wider, 6);
+        let l = Learned::after(9, 100, 0, 500, 100);
+        assert_eq!((l.wider(9, 100), l.wider(9, 101), l.wider(10, 100)), (4, 0, 0));
+        // The 40^2 grid with weights up to 100 holds under one vertex per distance: the second
+        // solve drains buckets of several distances, and finds the same tree.
+        let res = Resources::parallel(1).unwrap();
+        let g = scaled(40, 100, 1, 11);
+        let (d, p) = dijkstra(&g, 0, 17);
+        let drains: Vec<i64> = (0..3)
+            .map(|_| {
+                let r = SsspResult::compute(&res, &g, 17, 0, &SsspOptions::default()).unwrap();
+                assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]));
+                r.stats().iterations
+            })
+            .collect();
+        assert!(drains[1] * 8 < drains[0] && drains[2] == drains[1], "{drains:?}");
     }
 
     #[test]
