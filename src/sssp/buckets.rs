@@ -71,8 +71,14 @@ const WIDE_RING: usize = 256;
 /// How a search whose weights are at most `max_weight`, from a frontier whose distances span
 /// `lo..=hi`, fits a ring of `b` buckets: a bucket per distance where the weights and the span
 /// fit, else buckets of the least number of distances 2^shift that fits both, in a ring of
-/// [`WIDE_RING`] or more (`None`: near-far).
-fn fitting(n: usize, b: usize, max_weight: u64, (lo, hi): (u64, u64)) -> Option<Wide> {
+/// [`WIDE_RING`] or more and no wider than near-far's window `delta` (`None`: near-far).
+///
+/// A bucket wider than the window re-expands more than near-far would: where a few weights are
+/// far above the rest (one of 2^31 - 1 among weights of 1 to 10), a width set by the largest
+/// holds every distance, drained in rounds (3.4 expansions per vertex on the large-weights grid's
+/// repair, against near-far's 2.1 with the caller's Delta), while near-far's far pile keeps the
+/// heavy edges' heads aside.
+fn fitting(n: usize, b: usize, max_weight: u64, (lo, hi): (u64, u64), delta: u64) -> Option<Wide> {
     if max_weight < b as u64 && hi - lo < b as u64 {
         return Some(Wide::new(n, 0));
     }
@@ -81,7 +87,7 @@ fn fitting(n: usize, b: usize, max_weight: u64, (lo, hi): (u64, u64)) -> Option<
     }
     let b = b as u64;
     let shift = (1..63).find(|&s| (max_weight >> s) + 2 <= b && (hi >> s) - (lo >> s) < b)?;
-    Some(Wide::new(n, shift))
+    (1u64 << shift <= delta).then(|| Wide::new(n, shift))
 }
 
 /// The words of the two bitmap levels of a ring of `b` buckets.
@@ -309,7 +315,7 @@ pub(super) fn bucket_search<E: Exec>(
         lo = lo.min(d);
         hi = hi.max(d);
     }
-    let wide = fitting(run.out.n, b, p.max_weight(), (lo, hi))?;
+    let wide = fitting(run.out.n, b, p.max_weight(), (lo, hi), run.delta)?;
     if wide.shift() == 0 {
         drain::<E, false>(run, ws, (b, wide), lo, gens, stats, push_budget, track)
     } else {
@@ -511,13 +517,16 @@ mod tests {
 
     #[test]
     fn a_ring_fits_the_weights_and_the_frontier_or_near_far_runs() {
-        let shift = |b, w, span| super::fitting(1000, b, w, span).map(|x| x.shift());
+        let shift = |b, w, span| super::fitting(1000, b, w, span, 1 << 20).map(|x| x.shift());
         assert_eq!(shift(512, 511, (7, 518)), Some(0), "a bucket per distance");
         assert_eq!(shift(512, 512, (7, 7)), Some(1), "(512 >> 1) + 2 buckets");
         assert_eq!(shift(512, 5000, (0, 0)), Some(4), "(5000 >> 4) + 2 = 314; >> 3 needs 627");
         assert_eq!(shift(512, 100, (0, 100_000)), Some(8), "the frontier's span sets it");
         assert_eq!(shift(128, 5000, (0, 0)), None, "too few buckets to widen");
         assert_eq!(shift(4, 16, (9, 14)), None);
+        // Buckets wider than near-far's window: near-far.
+        assert_eq!(super::fitting(1000, 512, 5000, (0, 0), 16).map(|x| x.shift()), Some(4));
+        assert_eq!(super::fitting(1000, 512, 5000, (0, 0), 15).map(|x| x.shift()), None);
     }
 
     #[test]
