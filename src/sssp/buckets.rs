@@ -22,8 +22,9 @@
 //! Weights of `B` or more, or a starting frontier spanning `B` distances or more, take buckets of
 //! 2^shift distances instead, the least width that fits (`wide.rs`: a bucket is drained in
 //! rounds, its entries coded with their place in it): bremen's metres and seconds, whose repairs
-//! ran near-far before. Where the ring is too small for that, or the blocks run out, the search
-//! goes on with near-far from the queued vertices.
+//! ran near-far before. Where the ring is too small for that, the buckets would be wider than
+//! near-far's window (see [`fitting`]), or the blocks run out, the search goes on with near-far
+//! from the queued vertices.
 //! Only the parallel executor uses it, and only where its team would have one member: the
 //! sequential reference keeps the near-far schedule, whose counters reproduce the originals'.
 //! A static solve runs on the contiguous buckets of `dial.rs` instead, which cost less per entry
