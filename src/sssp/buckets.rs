@@ -342,13 +342,12 @@ fn drain<E: Exec, const WIDE: bool>(
     track: bool,
 ) -> Option<Search> {
     let p = run.packing;
-    // With a bucket per distance an entry is its vertex's id.
-    let vertex = |e: u32| if WIDE { wide.vertex(e) } else { e as usize };
+    let vertex = |e: u32| wide.vertex::<WIDE>(e);
     let mut ring = Ring::new(ws, b);
     for i in 0..ws.frontier.len() {
         let v = ws.frontier.get(i) as usize;
         let d = p.dist(ws.packed[v].load(Relaxed));
-        if ring.push(wide.entry(v as u32, d), wide.bucket(d) as usize & ring.mask).is_err() {
+        if ring.push(wide.entry::<WIDE>(v as u32, d), wide.bucket(d) as usize & ring.mask).is_err() {
             return None; // the frontier alone fills the blocks: near-far takes it as it is
         }
     }
@@ -402,7 +401,7 @@ fn drain<E: Exec, const WIDE: bool>(
             let e = ring.pool.at(pos).load(Relaxed) as u32;
             let u = vertex(e);
             let d = p.dist(ws.packed[u].load(Relaxed));
-            if if WIDE { !wide.live(e, bucket, d) } else { d != bucket } {
+            if !wide.live::<WIDE>(e, bucket, d) {
                 pos += 1;
                 continue; // queued again at a smaller distance since (and expanded there)
             }
@@ -432,8 +431,7 @@ fn drain<E: Exec, const WIDE: bool>(
                 }
                 ws.packed[x].store(cand, Relaxed);
                 if nd < p.dist(old) {
-                    let entry = if WIDE { wide.entry(x as u32, nd) } else { x as u32 };
-                    if ring.push(entry, wide.bucket(nd) as usize & ring.mask).is_err() {
+                    if ring.push(wide.entry::<WIDE>(x as u32, nd), wide.bucket(nd) as usize & ring.mask).is_err() {
                         unreachable!("a block per out-edge was checked to be available");
                     }
                 } else if let Some(t) = touched.as_mut() {
@@ -465,8 +463,8 @@ fn hand_over<E: Exec>(run: &Run<'_, E>, ring: &Ring<'_>, ws: &Workspace, wide: W
     frontier.clear();
     let mut out = Appender::new(frontier);
     let mut list = |e: u32, bucket: u64| {
-        let v = wide.vertex(e);
-        if wide.live(e, bucket, run.packing.dist(ws.packed[v].load(Relaxed))) && run.exec.claim(&ws.stamp[v], g) {
+        let v = wide.vertex::<true>(e);
+        if wide.live::<true>(e, bucket, run.packing.dist(ws.packed[v].load(Relaxed))) && run.exec.claim(&ws.stamp[v], g) {
             out.push(v as i32);
         }
     };

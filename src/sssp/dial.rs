@@ -216,8 +216,7 @@ fn drain<E: Exec, const WIDE: bool>(run: &Run<'_, E>, ws: &Workspace, ring: &mut
     let (p, out) = (run.packing, run.out);
     let bits = p.bits;
     let (mut pushes, mut iterations) = (0i64, 0i64);
-    // With a bucket per distance an entry is its vertex's id.
-    let vertex = |e: u32| if WIDE { wide.vertex(e) } else { e as usize };
+    let vertex = |e: u32| wide.vertex::<WIDE>(e);
     let mut at = 0;
     while let Some(next) = ring.next(at) {
         at = next;
@@ -237,12 +236,8 @@ fn drain<E: Exec, const WIDE: bool>(run: &Run<'_, E>, ws: &Workspace, ring: &mut
             }
             let u = vertex(e);
             let word_d = ws.packed[u].load(Relaxed) >> bits;
-            if WIDE {
-                if !wide.live(e, at, word_d) {
-                    continue; // queued again at a smaller distance since
-                }
-            } else if word_d != at {
-                continue; // queued again at a smaller distance and expanded there
+            if !wide.live::<WIDE>(e, at, word_d) {
+                continue; // queued again at a smaller distance since
             }
             // With a bucket per distance the bucket's is u's: the relaxations need not wait for
             // the load of u's word (predicted past the test above, they overlap its miss).
@@ -259,11 +254,7 @@ fn drain<E: Exec, const WIDE: bool>(run: &Run<'_, E>, ws: &Workspace, ring: &mut
                     slot.store(cand, Relaxed);
                     let was = old >> bits;
                     if nd < was {
-                        if WIDE {
-                            ring.push(wide.entry(x as u32, nd), wide.bucket(nd));
-                        } else {
-                            ring.push(x as u32, nd);
-                        }
+                        ring.push(wide.entry::<WIDE>(x as u32, nd), wide.bucket(nd));
                     }
                 }
             }

@@ -50,22 +50,36 @@ impl Wide {
         (d & ((1u64 << self.shift) - 1)) >> self.dropped
     }
 
+    // Each entry method takes `PLACED`: false where the shift is known to be 0 (a bucket per
+    // distance, its entries plain vertex ids), so that a queue's loop compiled for that case does
+    // no coding; true reads the shift, 0 included.
+
     /// The entry of vertex `v` queued at distance `d`.
     #[inline(always)]
-    pub(super) fn entry(&self, v: u32, d: u64) -> u32 {
+    pub(super) fn entry<const PLACED: bool>(&self, v: u32, d: u64) -> u32 {
+        debug_assert!(PLACED || self.shift == 0);
+        if !PLACED {
+            return v;
+        }
         (v as u64 | self.place(d) << self.id_bits) as u32
     }
 
     /// The vertex of entry `e`.
     #[inline(always)]
-    pub(super) fn vertex(&self, e: u32) -> usize {
+    pub(super) fn vertex<const PLACED: bool>(&self, e: u32) -> usize {
+        if !PLACED {
+            return e as usize;
+        }
         (e as u64 & ((1u64 << self.id_bits) - 1)) as usize
     }
 
     /// Whether entry `e`, taken from bucket `b`, is its vertex's latest, the vertex's distance
     /// being `d` now (a vertex queued again at a smaller distance has a later entry).
     #[inline(always)]
-    pub(super) fn live(&self, e: u32, b: u64, d: u64) -> bool {
+    pub(super) fn live<const PLACED: bool>(&self, e: u32, b: u64, d: u64) -> bool {
+        if !PLACED {
+            return d == b;
+        }
         self.bucket(d) == b && self.place(d) == (e as u64) >> self.id_bits
     }
 }
@@ -78,22 +92,22 @@ mod tests {
     fn an_entry_is_live_only_at_the_distance_it_was_queued_at() {
         // 1,000 vertices (10 id bits) and buckets of 2^12 distances: the place fits.
         let w = Wide::new(1000, 12);
-        let e = w.entry(999, (7 << 12) + 5);
-        assert_eq!(w.vertex(e), 999);
-        assert!(w.live(e, 7, (7 << 12) + 5));
-        assert!(!w.live(e, 7, (7 << 12) + 4), "queued again lower in the bucket");
-        assert!(!w.live(e, 7, (6 << 12) + 5), "queued again in an earlier bucket");
+        let e = w.entry::<true>(999, (7 << 12) + 5);
+        assert_eq!(w.vertex::<true>(e), 999);
+        assert!(w.live::<true>(e, 7, (7 << 12) + 5));
+        assert!(!w.live::<true>(e, 7, (7 << 12) + 4), "queued again lower in the bucket");
+        assert!(!w.live::<true>(e, 7, (6 << 12) + 5), "queued again in an earlier bucket");
         // 2^28 ids leave 4 bits for a place of 12: the 8 low bits are dropped, so distances
         // that differ only there read alike (a second expansion at the same distance).
         let w = Wide::new(1 << 28, 12);
-        let e = w.entry((1 << 28) - 1, (3 << 12) + 0x5ff);
-        assert_eq!(w.vertex(e), (1 << 28) - 1);
-        assert!(w.live(e, 3, (3 << 12) + 0x500));
-        assert!(!w.live(e, 3, (3 << 12) + 0x4ff));
+        let e = w.entry::<true>((1 << 28) - 1, (3 << 12) + 0x5ff);
+        assert_eq!(w.vertex::<true>(e), (1 << 28) - 1);
+        assert!(w.live::<true>(e, 3, (3 << 12) + 0x500));
+        assert!(!w.live::<true>(e, 3, (3 << 12) + 0x4ff));
         // A bucket per distance: entries are ids, live at their bucket's distance.
         let w = Wide::new(u32::MAX as usize + 1, 0);
-        assert_eq!((w.entry(u32::MAX, 9), w.vertex(u32::MAX)), (u32::MAX, u32::MAX as usize));
-        assert!(w.live(u32::MAX, 9, 9) && !w.live(u32::MAX, 9, 8));
+        assert_eq!((w.entry::<true>(u32::MAX, 9), w.vertex::<true>(u32::MAX)), (u32::MAX, u32::MAX as usize));
+        assert!(w.live::<true>(u32::MAX, 9, 9) && !w.live::<true>(u32::MAX, 9, 8));
         assert_eq!((Wide::shift_for(4094, 4096), Wide::shift_for(4095, 4096), Wide::shift_for(63_730_080, 4096)), (0, 1, 14));
     }
 }
