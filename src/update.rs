@@ -556,7 +556,7 @@ mod tests {
     /// At two threads a search runs as a team or on one member, by `TeamChoice`: forced either
     /// way, a static solve and a stream of repairs give the same trees (those of Dijkstra), and
     /// the expansions show which way ran (the one-member bucket queues expand each vertex once,
-    /// near-far some of them again).
+    /// a team's bins and near-far some of them again).
     #[test]
     fn a_team_and_one_member_give_the_same_trees() {
         use crate::io::generators::changegen::{generate_changes, ChangeOptions};
@@ -582,7 +582,7 @@ mod tests {
             runs.push((static_pushes, repair_pushes, trees));
         }
         res.team_choice().force(None);
-        assert!(runs[0].0 > 4900 && runs[1].0 == 4900, "static solves: a near-far team, then one member");
+        assert!(runs[0].0 > 4900 && runs[1].0 == 4900, "static solves: a team's bins, then one member");
         assert!(runs[1].1 < runs[0].1, "repairs: the bucket queue on one member {} < near-far {}", runs[1].1, runs[0].1);
         assert_eq!(runs[0].2, runs[1].2);
     }

@@ -1,12 +1,13 @@
-//! Whether a search on a multi-threaded pool runs as a near-far team or on one member, chosen
+//! Whether a search on a multi-threaded pool runs as a team or on one member, chosen
 //! from how each way ran lately on this host. The parallel executor asks for repairs and static
 //! solves alike (`Parallel::chooses`), each kind timed on its own.
 //!
-//! A near-far team pays two barriers per round, each about a core-to-core round trip, and a
-//! member whose CPU is taken away stops the whole team. On a shared host both move within
-//! minutes (see docs/performance.md, "The machine"), so that a team is faster than one thread in
-//! some minutes and slower in others. The one-member bucket queue pays for none of it. So each resources handle keeps, per graph shape and kind of search, a recent best
-//! time per vertex of either way, and runs the faster one (one member only when clearly faster,
+//! A team (near-far for a repair, bins for a static solve) pays two barriers per round, each
+//! about a core-to-core round trip, and a member whose CPU is taken away stops the whole team.
+//! On a shared host both move within minutes (see docs/performance.md, "The machine"), so that a
+//! team is faster than one thread in some minutes and slower in others. The one-member bucket
+//! queue pays for none of it. So each resources handle keeps, per graph shape and kind of
+//! search, a recent best time per vertex of either way, and runs the faster one (one member only when clearly faster,
 //! [`SOLO_MARGIN`]); one search in [`PROBE_EVERY`] runs the other way, to notice when the host
 //! changes. The trees are the same either way (the engines are bit-identical); only the
 //! schedule-dependent counters differ.

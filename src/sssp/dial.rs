@@ -14,7 +14,7 @@ use super::exec::Exec;
 use super::near_far::Search;
 use super::prefetch::{ask_heads, ask_in_stages, ask_row, ask_word_and_row, ASK_FIRST};
 use super::run::Run;
-use super::wide::Wide;
+use super::wide::{Learned, Wide, Widening};
 use super::workspace::Workspace;
 use crate::stats::UpdateStats;
 use std::sync::atomic::Ordering::Relaxed;
@@ -38,52 +38,10 @@ pub(crate) struct DialRing {
     learned: Learned,
 }
 
-/// The last static solve's graph shape (vertices, largest weight) and how many times wider than
-/// the least width that fits the ring its buckets were taken, as a power of two.
-#[derive(Default, Clone, Copy, PartialEq, Eq, Debug)]
-struct Learned {
-    n: usize,
-    max_weight: u64,
-    wider: u32,
-}
-
-/// A static solve that expands fewer entries than this per bucket drained on average takes wider
-/// buckets next time on the same graph shape: a road network's bucket per distance holds 5.5
-/// vertices (usroads), too few to ask for their reads ahead, and each drain costs a bitmap scan
-/// and a vector swap besides; the 1000^2 grid's hold 25, and gain nothing wider.
-const SPARSE: i64 = 12;
-
-/// The entries per bucket that widening aims at.
-const AIM: i64 = 64;
-
-/// The most a static solve's buckets are widened (as a power of two).
-const WIDER_MAX: u32 = 6;
-
-impl Learned {
-    /// How much wider than the least width the next solve of `n` vertices whose weights are at
-    /// most `max_weight` takes its buckets.
-    fn wider(&self, n: usize, max_weight: u64) -> u32 {
-        if (self.n, self.max_weight) == (n, max_weight) {
-            self.wider
-        } else {
-            0
-        }
-    }
-
-    /// After a solve that took its buckets `wider` times wider (a power of two) and expanded
-    /// `pushes` entries in `drains` drains.
-    fn after(n: usize, max_weight: u64, wider: u32, pushes: i64, drains: i64) -> Learned {
-        let per = pushes / drains.max(1);
-        let wider = if per < SPARSE {
-            // The least power of two that brings the entries per drain to the aim.
-            let more = (AIM as u64).div_ceil(per.max(1) as u64).next_power_of_two().trailing_zeros();
-            (wider + more).min(WIDER_MAX)
-        } else {
-            wider
-        };
-        Learned { n, max_weight, wider }
-    }
-}
+/// How the static solves on this ring widen sparse buckets: a road network's bucket per distance
+/// holds 5.5 vertices (usroads), too few to ask for their reads ahead, and each drain costs a
+/// bitmap scan and a vector swap besides; the 1000^2 grid's hold 25, and gain nothing wider.
+const WIDENING: Widening = Widening { sparse: 12, aim: 64, most: 6, least: 0 };
 
 impl DialRing {
     /// Empties the ring and sizes it for weights below `above` (a power of two at least that,
@@ -179,8 +137,8 @@ const AHEAD: usize = 8;
 /// Weights of [`WIDEST`] or more take buckets of 2^shift distances, the least width that fits the
 /// ring (Delta-stepping with one thread; see `wide.rs`): near-far, which such weights ran on
 /// before, expanded 1.3-4.3 times as many vertices on bremen. A graph whose buckets held fewer
-/// than [`SPARSE`] entries per drain in the last solve on this ring takes buckets wider than that
-/// (`Learned`).
+/// than [`WIDENING`]'s sparse entries per drain in the last solve on this ring takes buckets wider
+/// than that (`Learned`).
 pub(super) fn plain_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mut UpdateStats) -> Option<Search> {
     let p = run.packing;
     if run.old.is_some() || run.out.guard.is_some() || !p.packed_parents() {
@@ -201,7 +159,7 @@ pub(super) fn plain_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mu
     } else {
         drain::<E, true>(run, ws, ring, wide)
     };
-    ring.learned = Learned::after(run.out.n, p.max_weight(), wider, pushes, iterations);
+    ring.learned = Learned::after(run.out.n, p.max_weight(), wider, pushes, iterations, &WIDENING);
     stats.pushes += pushes;
     stats.iterations += iterations;
     Some(Search::Finished)
@@ -343,12 +301,12 @@ mod tests {
 
     #[test]
     fn sparse_buckets_are_taken_wider_on_the_next_solve_of_the_graph() {
-        use super::Learned;
+        use super::{Learned, WIDENING as W};
         // 5 entries per drain: 64 / 5 rounds up to 16 times wider; 40 is enough; the most is 2^6.
-        assert_eq!(Learned::after(9, 100, 0, 500, 100).wider, 4);
-        assert_eq!(Learned::after(9, 100, 1, 4000, 100).wider, 1);
-        assert_eq!(Learned::after(9, 100, 4, 0, 0).wider, 6);
-        let l = Learned::after(9, 100, 0, 500, 100);
+        assert_eq!(Learned::after(9, 100, 0, 500, 100, &W).wider, 4);
+        assert_eq!(Learned::after(9, 100, 1, 4000, 100, &W).wider, 1);
+        assert_eq!(Learned::after(9, 100, 4, 0, 0, &W).wider, 6);
+        let l = Learned::after(9, 100, 0, 500, 100, &W);
         assert_eq!((l.wider(9, 100), l.wider(9, 101), l.wider(10, 100)), (4, 0, 0));
         // The 40^2 grid with weights up to 100 holds under one vertex per distance: the second
         // solve drains buckets of several distances, and finds the same tree.

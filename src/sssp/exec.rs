@@ -52,6 +52,8 @@ pub(crate) trait Exec: Sync {
     /// True when a one-member search may run the bucket queue (`buckets.rs`): not for the
     /// reference, whose counters follow the originals' near-far schedule.
     fn bucket_queue(&self) -> bool;
+    /// The members a team of this executor has (1 for the sequential one).
+    fn members(&self) -> usize;
     /// Records a finished search for the team-or-solo choice: its way, time and vertices.
     fn searched(&self, _kind: SearchKind, _n: usize, _m: usize, _solo: bool, _ns: u64, _work: usize) {}
     /// Runs every loop on the calling thread while `on` (a repair whose search runs on one
@@ -231,6 +233,9 @@ impl Exec for Sequential {
     fn bucket_queue(&self) -> bool {
         false
     }
+    fn members(&self) -> usize {
+        1
+    }
 }
 
 /// The rayon executor on a pool owned by a `Resources` handle. Engine runs call it from outside
@@ -327,10 +332,9 @@ impl Parallel<'_> {
     }
 
     /// True when the team-or-solo choice decides a search over `n` vertices and `m` edges: one
-    /// whose team would have more than one member, a repair or a static solve. Static solves
-    /// once always ran as teams, their rounds being wide; one member's bucket queues now win
-    /// some of them (bremen, whose large weights a near-far team expands up to 4.3 times per
-    /// vertex: 0.37-0.68x at 2 threads), and lose others by 10-15 % (the 1000^2 grid).
+    /// whose team would have more than one member, a repair or a static solve. A static solve's
+    /// team (`binned.rs`) and one member's bucket queue (`dial.rs`) are close on some graphs
+    /// (bremen at 2 threads), and on a shared host either may be the faster for minutes.
     fn chooses(&self, n: usize, m: usize) -> bool {
         !self.one_member(n, m)
     }
@@ -409,6 +413,9 @@ impl Exec for Parallel<'_> {
     }
     fn bucket_queue(&self) -> bool {
         true
+    }
+    fn members(&self) -> usize {
+        self.pool.current_num_threads()
     }
     fn loops_inline(&self, on: bool) {
         self.inline_all.store(on, Relaxed);

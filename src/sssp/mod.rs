@@ -5,6 +5,7 @@
 //! reference-counted so that views taken by readers stay unchanged when an update writes (copy on
 //! write).
 
+mod binned;
 mod buckets;
 pub(crate) mod dial;
 pub(crate) mod engine;

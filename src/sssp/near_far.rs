@@ -1,6 +1,7 @@
 //! The near-far (Delta-stepping) search of the engine, on one member or as a team, and the
 //! one-member bucket queues where they apply (`dial.rs` for static solves, `buckets.rs`).
 
+use super::binned::team_search;
 use super::buckets::{bucket_search, ring_size};
 use super::dial::plain_search;
 use super::run::{touch, Generations, Run, GRAIN_LIST, GRAIN_VERTICES};
@@ -91,6 +92,10 @@ fn search<E: Exec>(
             }
             // Near-far finishes from the queued vertices, within what is left of the budget.
             push_budget = push_budget.map(|p| p - (stats.pushes - before));
+        }
+    } else if !solo && kind == SearchKind::Static && run.exec.bucket_queue() {
+        if let Some(end) = team_search(run, ws, stats) {
+            return end;
         }
     }
     let threshold = min_distance(run, ws, &ws.frontier).unwrap_or(0).saturating_add(run.delta);

@@ -84,6 +84,56 @@ impl Wide {
     }
 }
 
+/// When static solves widen their buckets: a solve that expanded fewer than `sparse` entries per
+/// bucket (or round) drained takes buckets wider by the least power of two that brings it to
+/// `aim`, at most `most` doublings over its first width, on the next solve of the same graph
+/// shape, and only as far as leaves it `least` drains (0: no such bound).
+pub(super) struct Widening {
+    pub(super) sparse: i64,
+    pub(super) aim: i64,
+    pub(super) most: u32,
+    pub(super) least: i64,
+}
+
+/// The last static solve's graph shape (vertices, largest weight) and how many times wider than
+/// its first width its buckets were taken, as a power of two.
+#[derive(Default, Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct Learned {
+    n: usize,
+    max_weight: u64,
+    pub(super) wider: u32,
+}
+
+impl Learned {
+    /// How much wider than the first width the next solve of `n` vertices whose weights are at
+    /// most `max_weight` takes its buckets.
+    pub(super) fn wider(&self, n: usize, max_weight: u64) -> u32 {
+        if (self.n, self.max_weight) == (n, max_weight) {
+            self.wider
+        } else {
+            0
+        }
+    }
+
+    /// After a solve that took its buckets `wider` times wider (a power of two) and expanded
+    /// `pushes` entries in `drains` drains.
+    pub(super) fn after(n: usize, max_weight: u64, wider: u32, pushes: i64, drains: i64, how: &Widening) -> Learned {
+        let per = pushes / drains.max(1);
+        let wider = if per < how.sparse {
+            // The least power of two that brings the entries per drain to the aim.
+            let more = (how.aim as u64).div_ceil(per.max(1) as u64).next_power_of_two().trailing_zeros();
+            let room = match how.least {
+                0 => u32::MAX,
+                least => (drains / least).max(1).ilog2(),
+            };
+            (wider + more.min(room)).min(how.most)
+        } else {
+            wider
+        };
+        Learned { n, max_weight, wider }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Wide;

@@ -178,6 +178,8 @@ pub struct Workspace {
     pub(crate) sort_pairs: parking_lot::Mutex<Vec<(i64, i32)>>,
     /// The buckets of a plain one-thread search (`dial.rs`), which keep their capacity.
     pub(crate) dial: parking_lot::Mutex<super::dial::DialRing>,
+    /// The bins of a team's static solve (`binned.rs`), which keep their capacity.
+    pub(crate) team_bins: parking_lot::Mutex<super::binned::TeamBins>,
 }
 
 impl Workspace {
@@ -203,6 +205,7 @@ impl Workspace {
             ring_clear: AtomicUsize::new(0),
             sort_pairs: Default::default(),
             dial: Default::default(),
+            team_bins: Default::default(),
         }
     }
 
@@ -232,6 +235,6 @@ impl Default for Workspace {
 
 impl PooledWorkspace for Workspace {
     fn bytes(&self) -> usize {
-        self.capacity() * Self::BYTES_PER_VERTEX + 16 * self.sort_pairs.lock().capacity() + self.dial.lock().bytes()
+        self.capacity() * Self::BYTES_PER_VERTEX + 16 * self.sort_pairs.lock().capacity() + self.dial.lock().bytes() + self.team_bins.lock().bytes()
     }
 }

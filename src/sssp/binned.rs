@@ -1,0 +1,360 @@
+//! The static solve as a team: Delta-stepping with a ring of bins in each member (the design of
+//! GAP's delta-stepping), where near-far re-reads its whole far pile at every epoch and copies
+//! lists between members at every round.
+//!
+//! A round expands the current bucket's entries, shared by claiming chunks of every member's
+//! published bin, and each member queues what it lowers in its own bins. It then drains its own
+//! bin of the current bucket alone while that bin stays small (so a road network's thin rounds
+//! cost no barrier), and the members agree on the next non-empty bucket at a barrier. A published
+//! bin is read in place: its owner swaps it out of its ring and takes it back after the next
+//! barrier. Entries carry their distance's place in the bucket (`wide.rs`), so an entry whose
+//! vertex was queued again lower is skipped. Trees are the same as any schedule's: the packed
+//! word keeps the least distance and, among equal ones, the lowest parent.
+
+use super::exec::{Exec, Team};
+use super::near_far::Search;
+use super::prefetch::ask_expansion;
+use super::run::Run;
+use super::wide::{Learned, Wide, Widening};
+use super::workspace::Workspace;
+use crate::stats::UpdateStats;
+use parking_lot::{Mutex, RwLock};
+use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
+
+/// The most bins in a member's ring: the bucket width is widened until the largest weight fits.
+const RING_MAX: usize = 4096;
+
+/// A member drains its bin of the current bucket alone, without a barrier, while the bin holds
+/// fewer entries than this (GAP's bin-size threshold).
+const FUSE_BELOW: usize = 1000;
+
+/// Entries claimed at a time from the published bins.
+const GRAIN: usize = 64;
+
+/// One member's bins: a ring of vectors, one per bucket, that keep their capacity. Aligned to
+/// its own cache lines: the members write their counts at every push.
+#[derive(Default)]
+#[repr(align(128))]
+pub(crate) struct MemberBins {
+    ring: Vec<Vec<u32>>,
+    /// Entries queued in the ring.
+    pending: usize,
+    /// An empty vector with room, which takes the place of a bin taken out of the ring.
+    spare: Vec<u32>,
+}
+
+/// The bins of a team, one [`MemberBins`] and one published bin per member.
+#[derive(Default)]
+pub(crate) struct TeamBins {
+    members: Vec<Mutex<MemberBins>>,
+    /// Each member's bin of the bucket being expanded, read by every member in a round.
+    published: Vec<RwLock<Vec<u32>>>,
+    /// What the last static solve found of its graph's rounds.
+    learned: Learned,
+}
+
+impl TeamBins {
+    pub(crate) fn bytes(&self) -> usize {
+        let member = |m: &MemberBins| m.ring.iter().map(Vec::capacity).sum::<usize>() + m.spare.capacity();
+        4 * (self.members.iter().map(|m| member(&m.lock())).sum::<usize>()
+            + self.published.iter().map(|p| p.read().capacity()).sum::<usize>())
+    }
+}
+
+impl MemberBins {
+    fn reset(&mut self, size: usize) {
+        self.ring.resize_with(size.max(self.ring.len()), Vec::new);
+        self.ring.truncate(size);
+        for b in &mut self.ring {
+            b.clear();
+        }
+        self.pending = 0;
+    }
+
+    #[inline(always)]
+    fn push(&mut self, e: u32, bucket: u64) {
+        let mask = self.ring.len() - 1;
+        self.ring[bucket as usize & mask].push(e);
+        self.pending += 1;
+    }
+
+    /// The first bucket at or after `b` whose bin is not empty (`u64::MAX` if none is).
+    fn next(&self, b: u64) -> u64 {
+        if self.pending == 0 {
+            return u64::MAX;
+        }
+        let mask = self.ring.len() - 1;
+        (b..b + self.ring.len() as u64).find(|&x| !self.ring[x as usize & mask].is_empty()).unwrap_or(u64::MAX)
+    }
+
+    /// Takes bucket `b`'s bin out of the ring, leaving the spare in its place.
+    fn take(&mut self, b: u64) -> Vec<u32> {
+        let mask = self.ring.len() - 1;
+        let bin = std::mem::replace(&mut self.ring[b as usize & mask], std::mem::take(&mut self.spare));
+        self.pending -= bin.len();
+        bin
+    }
+
+    /// Gives back a bin taken out, emptied, as the spare (or drops the smaller of the two).
+    fn give_back(&mut self, mut bin: Vec<u32>) {
+        bin.clear();
+        if bin.capacity() > self.spare.capacity() {
+            self.spare = bin;
+        }
+    }
+}
+
+/// How a team's static solves widen their buckets: a round of few entries spends more on its two
+/// barriers than its members gain. Usroads (weights 1-100) expands 330 entries a round in buckets
+/// of 64 distances, 670 at 128 and 1,390 at 256, where its time against GAP's fell from about
+/// 1.6 to 1.3-1.5; the 1000^2 grid expands 1,630 a round at 64, its best width. Wider buckets
+/// also expand vertices again: a graph of few rounds keeps at least 64 (the 70^2 grid, 49 rounds
+/// at 64 distances, expanded its vertices 4.6 times each in 3 rounds at 2,048).
+const WIDENING: Widening = Widening { sparse: 1024, aim: 2048, most: 8, least: 64 };
+
+/// The first bucket width (as a power of two) of a team's static solve of Delta `delta` with
+/// weights up to `max_weight`: the largest power of two at most a quarter of Delta (the originals' default Delta, 32 times the
+/// average weight over the average degree, is 404 on the 1000^2 grid, whose best width is 32-64),
+/// or wider where the ring would not cover every pending distance.
+fn first_shift(delta: u64, max_weight: u64) -> u32 {
+    let eighth = (63 - delta.max(1).leading_zeros()).saturating_sub(2);
+    eighth.max(Wide::shift_for(max_weight, RING_MAX as u64))
+}
+
+/// The static search from `ws.frontier` (the source alone, at distance 0, every other word
+/// unwritten) as a team of `run.exec`'s members, where it applies (as `dial::plain_search`:
+/// no old tree, no guard, packed parents); `None` (nothing done) where it does not. Counters:
+/// `pushes` counts expansions, `iterations` the rounds.
+pub(super) fn team_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mut UpdateStats) -> Option<Search> {
+    let p = run.packing;
+    if run.old.is_some() || run.out.guard.is_some() || !p.packed_parents() {
+        return None;
+    }
+    debug_assert!(ws.frontier.len() == 1 && ws.frontier.get(0) as usize == run.source);
+    let mut bins = ws.team_bins.lock();
+    let wider = bins.learned.wider(run.out.n, p.max_weight());
+    let shift = (first_shift(run.delta, p.max_weight()) + wider).min(62);
+    let wide = Wide::new(run.out.n, shift);
+    let ring = ((p.max_weight() >> wide.shift()) as usize + 2).next_power_of_two();
+    let size = run.exec.members();
+    bins.members.resize_with(size, Default::default);
+    bins.published.resize_with(size, Default::default);
+    for m in &bins.members {
+        m.lock().reset(ring);
+    }
+    for b in &bins.published {
+        b.write().clear();
+    }
+    bins.members[0].lock().push(wide.entry::<true>(run.source as u32, 0), 0);
+    let shared = Shared {
+        next: [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)],
+        cursors: [AtomicUsize::new(0), AtomicUsize::new(0)],
+        pushes: AtomicI64::new(0),
+        rounds: AtomicI64::new(0),
+    };
+    let bins_ref: &TeamBins = &bins;
+    run.exec.team(false, |team| member(run, ws, team, bins_ref, &shared, wide));
+    let (pushes, rounds) = (shared.pushes.into_inner(), shared.rounds.into_inner());
+    bins.learned = Learned::after(run.out.n, p.max_weight(), wider, pushes, rounds, &WIDENING);
+    stats.pushes += pushes;
+    stats.iterations += rounds;
+    Some(Search::Finished)
+}
+
+/// What the members share besides the workspace and the bins.
+struct Shared {
+    /// The next bucket, the least over the members' bins, alternating by round parity so that
+    /// it is reset a round ahead without a barrier of its own.
+    next: [AtomicU64; 2],
+    /// Chunk cursors over the published bins, by round parity.
+    cursors: [AtomicUsize; 2],
+    pushes: AtomicI64,
+    rounds: AtomicI64,
+}
+
+fn member<E: Exec>(run: &Run<'_, E>, ws: &Workspace, team: &Team<'_>, bins: &TeamBins, shared: &Shared, wide: Wide) {
+    let mut own = bins.members[team.tid].lock();
+    let mut pushes = 0i64;
+    let mut round = 0usize;
+    // Member 0 holds the source: the first bucket is 0, published by nobody yet.
+    let mut at = 0u64;
+    // The read guards of the published bins, taken for each round's expansion.
+    let mut views = Vec::with_capacity(bins.published.len());
+    loop {
+        // Expand the published bins of bucket `at`.
+        views.extend(bins.published.iter().map(|b| b.read()));
+        let total: usize = views.iter().map(|v| v.len()).sum();
+        let cursor = &shared.cursors[round % 2];
+        while let Some(r) = team.claim(cursor, total, GRAIN) {
+            let (mut i, mut k, mut base) = (r.start, 0, 0);
+            while i < r.end {
+                while i >= base + views[k].len() {
+                    base += views[k].len();
+                    k += 1;
+                }
+                let stop = r.end.min(base + views[k].len());
+                pushes += expand(run, ws, &mut own, wide, at, &views[k][i - base..stop - base]);
+                i = stop;
+            }
+        }
+        views.clear();
+        // Drain this member's own bin of the bucket while it stays small.
+        loop {
+            let len = own.ring[at as usize & (own.ring.len() - 1)].len();
+            if len == 0 || len >= FUSE_BELOW {
+                break;
+            }
+            let bin = own.take(at);
+            pushes += expand(run, ws, &mut own, wide, at, &bin);
+            own.give_back(bin);
+        }
+        let slot = &shared.next[round % 2];
+        slot.fetch_min(own.next(at), Relaxed);
+        if team.tid == 0 {
+            shared.next[(round + 1) % 2].store(u64::MAX, Relaxed);
+            shared.cursors[(round + 1) % 2].store(0, Relaxed);
+        }
+        team.sync();
+        let next = slot.load(Relaxed);
+        // Every member has finished reading the published bins: take back this member's, and
+        // publish its bin of the next bucket.
+        {
+            let mut mine = bins.published[team.tid].write();
+            let old = std::mem::take(&mut *mine);
+            own.give_back(old);
+            if next != u64::MAX {
+                *mine = own.take(next);
+            }
+        }
+        round += 1;
+        if next == u64::MAX {
+            break;
+        }
+        at = next;
+        team.sync();
+    }
+    shared.pushes.fetch_add(pushes, Relaxed);
+    if team.tid == 0 {
+        shared.rounds.store(round as i64, Relaxed);
+    }
+}
+
+/// Expands the live entries of `entries` (queued in bucket `at`), queueing each vertex whose
+/// distance it lowers in `own`; returns the expansions.
+#[inline(always)]
+fn expand<E: Exec>(run: &Run<'_, E>, ws: &Workspace, own: &mut MemberBins, wide: Wide, at: u64, entries: &[u32]) -> i64 {
+    let (p, out) = (run.packing, run.out);
+    let bits = p.bits;
+    let mut pushes = 0;
+    let end = entries.len();
+    for (i, &e) in entries.iter().enumerate() {
+        ask_expansion(&out, &ws.packed, |j| wide.vertex::<true>(entries[j]), i, end);
+        let u = wide.vertex::<true>(e);
+        let d = ws.packed[u].load(Relaxed) >> bits;
+        if !wide.live::<true>(e, at, d) {
+            continue;
+        }
+        pushes += 1;
+        let row = out.unchecked_row(u);
+        let parent = u as u64;
+        for (&x, &w) in out.col[row.clone()].iter().zip(&out.w[row]) {
+            let nd = d + w as u64;
+            let cand = (nd << bits) | parent;
+            let slot = &ws.packed[x as usize];
+            if cand >= slot.load(Relaxed) {
+                continue;
+            }
+            let old = run.exec.fetch_min(slot, cand);
+            if nd < old >> bits {
+                own.push(wide.entry::<true>(x as u32, nd), wide.bucket(nd));
+            }
+        }
+    }
+    pushes
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::graph::dijkstra::dijkstra;
+    use crate::io::generators::graphgen::grid;
+    use crate::{Csr, Graph, Resources, SsspOptions, SsspResult, WeightLayout};
+
+    /// The grid of `side`^2 with weights 1..=`wmax` times `scale` (a scale keeps the ties).
+    fn scaled(side: usize, wmax: i32, scale: i32) -> Graph {
+        let t = grid(side, side, 1, 1, wmax, 5).unwrap();
+        let w: Vec<i32> = t.weights.iter().map(|&w| w * scale).collect();
+        Graph::new(Csr::from_arrays(t.n, 1, t.row_ptr, t.col_ind, &w, WeightLayout::EdgeMajor).unwrap())
+    }
+
+    /// At 2 and 3 threads a team's static solve gives Dijkstra's tree, on its first solve of a
+    /// graph and on the next (widened) one: weights of 1 to 3 (many ties: the lowest-id parent
+    /// must win), 1 to 100, and scaled ones whose buckets span millions of distances, so that
+    /// the 250^2 grid's entries keep only the high bits of their place (16 id bits).
+    #[test]
+    fn a_team_static_solve_is_dijkstras_tree() {
+        let cases = [(70, 3, 1, 0), (70, 100, 1, 2345), (80, 60, 35_000_000, 17), (250, 60, 35_000_000, 7)];
+        for threads in [2, 3] {
+            let res = Resources::parallel(threads).unwrap();
+            res.team_choice().force(Some(false));
+            for (side, wmax, scale, source) in cases {
+                let g = scaled(side, wmax, scale);
+                let (d, p) = dijkstra(&g, 0, source);
+                for solve in 0..2 {
+                    let r = SsspResult::compute(&res, &g, source, 0, &SsspOptions::default()).unwrap();
+                    let case = format!("{threads} threads, side {side}, weights up to {wmax} x {scale}, solve {solve}");
+                    assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]), "{case}");
+                    assert_eq!(r.stats().epochs, 0, "{case}: the team's bins, not near-far");
+                    assert!(r.stats().pushes >= (side * side) as i64, "{case}");
+                }
+            }
+        }
+    }
+
+    /// A graph whose rounds are sparse takes wider buckets on its next solve, and finds the same
+    /// tree, but keeps at least 64 rounds: the 10 x 1000 grid with weights up to 100 expands
+    /// about 13 entries a round in buckets of 64 distances, over some 780 rounds; the 70^2 grid
+    /// has 49 rounds there, and is not widened.
+    #[test]
+    fn sparse_rounds_are_taken_wider_on_the_next_solve() {
+        let res = Resources::parallel(2).unwrap();
+        res.team_choice().force(Some(false));
+        for (w, h) in [(10, 1000), (70, 70)] {
+            let t = grid(w, h, 1, 1, 100, 5).unwrap();
+            let g = Graph::new(Csr::from_arrays(t.n, 1, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor).unwrap());
+            let (d, p) = dijkstra(&g, 0, 0);
+            let rounds: Vec<i64> = (0..3)
+                .map(|_| {
+                    let r = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
+                    assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]));
+                    r.stats().iterations
+                })
+                .collect();
+            if w == 10 {
+                assert!(rounds[0] > 500 && rounds[1..].iter().all(|&r| r * 4 < rounds[0] && r >= 64), "{rounds:?}");
+            } else {
+                assert!(rounds[0] < 64 && rounds[1..].iter().all(|&r| r * 2 > rounds[0]), "{rounds:?}");
+            }
+        }
+    }
+
+    /// Vertices the source does not reach stay unreached: two grids side by side, no edge
+    /// between them.
+    #[test]
+    fn unreachable_vertices_stay_unreached_by_a_team() {
+        let t = grid(70, 70, 1, 1, 100, 9).unwrap();
+        let n = t.n;
+        let (mut rp, mut ci, mut w) = (t.row_ptr.clone(), t.col_ind.clone(), t.weights.clone());
+        let m = *rp.last().unwrap();
+        rp.extend(t.row_ptr[1..].iter().map(|&x| x + m));
+        ci.extend(t.col_ind.iter().map(|&x| x + n as i32));
+        w.extend(&t.weights);
+        let g = Graph::new(Csr::from_arrays(2 * n, 1, rp, ci, &w, WeightLayout::EdgeMajor).unwrap());
+        let res = Resources::parallel(2).unwrap();
+        res.team_choice().force(Some(false));
+        let r = SsspResult::compute(&res, &g, 5, 0, &SsspOptions::default()).unwrap();
+        let (d, p) = dijkstra(&g, 0, 5);
+        assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]));
+        assert!(r.parents()[n..].iter().all(|&p| p == -1));
+        assert!(r.distances()[n..].iter().all(|&d| !crate::distance::is_finite(d)));
+    }
+}
