@@ -1,6 +1,6 @@
-//! The static solve as a team: Delta-stepping with a ring of bins in each member (the design of
-//! GAP's delta-stepping), where near-far re-reads its whole far pile at every epoch and copies
-//! lists between members at every round.
+//! The search of a team, a static solve's or a repair's: Delta-stepping with a ring of bins in
+//! each member (the design of GAP's delta-stepping), where near-far re-reads its whole far pile
+//! at every epoch and copies lists between members at every round.
 //!
 //! A round expands the current bucket's entries, shared by claiming chunks of every member's
 //! published bin, and each member queues what it lowers in its own bins. It then drains its own
@@ -10,13 +10,20 @@
 //! barrier. Entries carry their distance's place in the bucket (`wide.rs`), so an entry whose
 //! vertex was queued again lower is skipped. Trees are the same as any schedule's: the packed
 //! word keeps the least distance and, among equal ones, the lowest parent.
+//!
+//! A repair starts from its frontier (words set, distances lowered), spread over the members'
+//! bins; its buckets must cover the frontier's span in the ring without being wider than
+//! near-far's window (as the one-member queue's, `buckets.rs`), else near-far runs it. It reads
+//! the old tree's words where it has not written them, checks a caller's rows as it reads them,
+//! lists what it touches (`track`), and is abandoned past its budget of expansions, checked at
+//! each round's barrier.
 
 use super::exec::{Exec, Team};
 use super::near_far::Search;
 use super::prefetch::ask_expansion;
-use super::run::Run;
+use super::run::{touch, Run};
 use super::wide::{Learned, Wide, Widening};
-use super::workspace::Workspace;
+use super::workspace::{Appender, Workspace};
 use crate::stats::UpdateStats;
 use parking_lot::{Mutex, RwLock};
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -112,30 +119,46 @@ impl MemberBins {
 /// at 64 distances, expanded its vertices 4.6 times each in 3 rounds at 2,048).
 const WIDENING: Widening = Widening { sparse: 1024, aim: 2048, most: 8, least: 64 };
 
-/// The first bucket width (as a power of two) of a team's static solve of Delta `delta` with
-/// weights up to `max_weight`: the largest power of two at most a quarter of Delta (the originals' default Delta, 32 times the
-/// average weight over the average degree, is 404 on the 1000^2 grid, whose best width is 32-64),
-/// or wider where the ring would not cover every pending distance.
+/// The first bucket width (as a power of two) of a team's search of Delta `delta` with weights up
+/// to `max_weight`: the largest power of two at most a quarter of Delta (the originals' default
+/// Delta, 32 times the average weight over the average degree, is 404 on the 1000^2 grid, whose
+/// best width is 32-64), or wider where the ring would not cover every pending distance.
 fn first_shift(delta: u64, max_weight: u64) -> u32 {
-    let eighth = (63 - delta.max(1).leading_zeros()).saturating_sub(2);
-    eighth.max(Wide::shift_for(max_weight, RING_MAX as u64))
+    let quarter = (63 - delta.max(1).leading_zeros()).saturating_sub(2);
+    quarter.max(Wide::shift_for(max_weight, RING_MAX as u64))
 }
 
-/// The static search from `ws.frontier` (the source alone, at distance 0, every other word
-/// unwritten) as a team of `run.exec`'s members, where it applies (as `dial::plain_search`:
-/// no old tree, no guard, packed parents); `None` (nothing done) where it does not. Counters:
-/// `pushes` counts expansions, `iterations` the rounds.
-pub(super) fn team_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mut UpdateStats) -> Option<Search> {
+/// The search from `ws.frontier` as a team of `run.exec`'s members, where it applies (packed
+/// parents; for a static solve, no old tree and no guard): a static solve's (the source alone,
+/// at distance 0, every other word unwritten) or a repair's (`REPAIR`). `None` (nothing done)
+/// where it does not apply. Counters: `pushes` counts expansions, `iterations` the rounds.
+pub(super) fn team_search<E: Exec, const REPAIR: bool>(
+    run: &Run<'_, E>,
+    ws: &Workspace,
+    stats: &mut UpdateStats,
+    push_budget: Option<i64>,
+    track: bool,
+) -> Option<Search> {
     let p = run.packing;
-    if run.old.is_some() || run.out.guard.is_some() || !p.packed_parents() {
+    if !p.packed_parents() || (!REPAIR && (run.old.is_some() || run.out.guard.is_some())) {
         return None;
     }
-    debug_assert!(ws.frontier.len() == 1 && ws.frontier.get(0) as usize == run.source);
     let mut bins = ws.team_bins.lock();
-    let wider = bins.learned.wider(run.out.n, p.max_weight());
-    let shift = (first_shift(run.delta, p.max_weight()) + wider).min(62);
+    let (lo, hi) = (0..ws.frontier.len()).fold((u64::MAX, 0), |(lo, hi), i| {
+        let d = p.dist(run.word(ws, ws.frontier.get(i) as usize));
+        (lo.min(d), hi.max(d))
+    });
+    let wider = if REPAIR { 0 } else { bins.learned.wider(run.out.n, p.max_weight()) };
+    let first = (first_shift(run.delta, p.max_weight()) + wider).min(62);
+    // Pending distances lie within the largest weight of the bucket being expanded, or in the
+    // frontier's span: (the larger of the two >> shift) + 2 bins.
+    let spread = p.max_weight().max(hi.saturating_sub(lo));
+    let shift = (first..63).find(|&s| (spread >> s) + 2 <= RING_MAX as u64)?;
+    if REPAIR && 1u64 << shift > run.delta {
+        return None; // buckets wider than near-far's window re-expand more than near-far
+    }
     let wide = Wide::new(run.out.n, shift);
-    let ring = ((p.max_weight() >> wide.shift()) as usize + 2).next_power_of_two();
+    let ring = ((spread >> shift) as usize + 2).next_power_of_two();
     let size = run.exec.members();
     bins.members.resize_with(size, Default::default);
     bins.published.resize_with(size, Default::default);
@@ -145,20 +168,28 @@ pub(super) fn team_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mut
     for b in &bins.published {
         b.write().clear();
     }
-    bins.members[0].lock().push(wide.entry::<true>(run.source as u32, 0), 0);
+    for i in 0..ws.frontier.len() {
+        let v = ws.frontier.get(i) as usize;
+        let d = p.dist(run.word(ws, v));
+        bins.members[i % size].lock().push(wide.entry::<true>(v as u32, d), wide.bucket(d));
+    }
     let shared = Shared {
         next: [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)],
         cursors: [AtomicUsize::new(0), AtomicUsize::new(0)],
         pushes: AtomicI64::new(0),
         rounds: AtomicI64::new(0),
+        abandoned: std::sync::atomic::AtomicBool::new(false),
     };
     let bins_ref: &TeamBins = &bins;
-    run.exec.team(false, |team| member(run, ws, team, bins_ref, &shared, wide));
+    let plan = Plan { wide, first: wide.bucket(lo), budget: push_budget.unwrap_or(i64::MAX), track };
+    run.exec.team(false, |team| member::<E, REPAIR>(run, ws, team, bins_ref, &shared, &plan));
     let (pushes, rounds) = (shared.pushes.into_inner(), shared.rounds.into_inner());
-    bins.learned = Learned::after(run.out.n, p.max_weight(), wider, pushes, rounds, &WIDENING);
+    if !REPAIR {
+        bins.learned = Learned::after(run.out.n, p.max_weight(), wider, pushes, rounds, &WIDENING);
+    }
     stats.pushes += pushes;
     stats.iterations += rounds;
-    Some(Search::Finished)
+    Some(if shared.abandoned.into_inner() { Search::Abandoned } else { Search::Finished })
 }
 
 /// What the members share besides the workspace and the bins.
@@ -168,20 +199,36 @@ struct Shared {
     next: [AtomicU64; 2],
     /// Chunk cursors over the published bins, by round parity.
     cursors: [AtomicUsize; 2],
+    /// Expansions so far, added by each member before a round's first barrier and read by all
+    /// between its two.
     pushes: AtomicI64,
     rounds: AtomicI64,
+    /// The expansions passed the budget.
+    abandoned: std::sync::atomic::AtomicBool,
 }
 
-fn member<E: Exec>(run: &Run<'_, E>, ws: &Workspace, team: &Team<'_>, bins: &TeamBins, shared: &Shared, wide: Wide) {
+/// What every member of a search is told.
+struct Plan {
+    wide: Wide,
+    /// The bucket of the least distance queued.
+    first: u64,
+    /// Expansions after which a repair is abandoned.
+    budget: i64,
+    track: bool,
+}
+
+fn member<E: Exec, const REPAIR: bool>(run: &Run<'_, E>, ws: &Workspace, team: &Team<'_>, bins: &TeamBins, shared: &Shared, plan: &Plan) {
+    let wide = plan.wide;
     let mut own = bins.members[team.tid].lock();
-    let mut pushes = 0i64;
+    let mut touched = (REPAIR && plan.track).then(|| Appender::new(&ws.candidates));
     let mut round = 0usize;
-    // Member 0 holds the source: the first bucket is 0, published by nobody yet.
-    let mut at = 0u64;
+    let mut at = plan.first;
     // The read guards of the published bins, taken for each round's expansion.
     let mut views = Vec::with_capacity(bins.published.len());
     loop {
-        // Expand the published bins of bucket `at`.
+        let mut pushes = 0;
+        // Expand the published bins of bucket `at` (none in the first round: every member
+        // starts from its own).
         views.extend(bins.published.iter().map(|b| b.read()));
         let total: usize = views.iter().map(|v| v.len()).sum();
         let cursor = &shared.cursors[round % 2];
@@ -193,7 +240,7 @@ fn member<E: Exec>(run: &Run<'_, E>, ws: &Workspace, team: &Team<'_>, bins: &Tea
                     k += 1;
                 }
                 let stop = r.end.min(base + views[k].len());
-                pushes += expand(run, ws, &mut own, wide, at, &views[k][i - base..stop - base]);
+                pushes += expand::<E, REPAIR>(run, ws, &mut own, wide, at, &views[k][i - base..stop - base], touched.as_mut());
                 i = stop;
             }
         }
@@ -205,9 +252,10 @@ fn member<E: Exec>(run: &Run<'_, E>, ws: &Workspace, team: &Team<'_>, bins: &Tea
                 break;
             }
             let bin = own.take(at);
-            pushes += expand(run, ws, &mut own, wide, at, &bin);
+            pushes += expand::<E, REPAIR>(run, ws, &mut own, wide, at, &bin, touched.as_mut());
             own.give_back(bin);
         }
+        shared.pushes.fetch_add(pushes, Relaxed);
         let slot = &shared.next[round % 2];
         slot.fetch_min(own.next(at), Relaxed);
         if team.tid == 0 {
@@ -216,57 +264,84 @@ fn member<E: Exec>(run: &Run<'_, E>, ws: &Workspace, team: &Team<'_>, bins: &Tea
         }
         team.sync();
         let next = slot.load(Relaxed);
+        round += 1;
+        // Every member reads the same sum here: the next additions follow the next barrier.
+        let over = REPAIR && shared.pushes.load(Relaxed) > plan.budget;
         // Every member has finished reading the published bins: take back this member's, and
         // publish its bin of the next bucket.
         {
             let mut mine = bins.published[team.tid].write();
             let old = std::mem::take(&mut *mine);
             own.give_back(old);
-            if next != u64::MAX {
+            if next != u64::MAX && !over {
                 *mine = own.take(next);
             }
         }
-        round += 1;
-        if next == u64::MAX {
+        if next == u64::MAX || over {
+            if over && team.tid == 0 {
+                shared.abandoned.store(true, Relaxed);
+            }
             break;
         }
         at = next;
         team.sync();
     }
-    shared.pushes.fetch_add(pushes, Relaxed);
     if team.tid == 0 {
         shared.rounds.store(round as i64, Relaxed);
     }
 }
 
 /// Expands the live entries of `entries` (queued in bucket `at`), queueing each vertex whose
-/// distance it lowers in `own`; returns the expansions.
+/// distance it lowers in `own`; returns the expansions. A repair (`REPAIR`) reads the old tree's
+/// words where none was written, skips the source and candidates past the packing's largest,
+/// checks a caller's rows, and lists in `touched` every vertex it expands or gives a lower-id
+/// parent at the same distance (which is not expanded again, so listed here).
 #[inline(always)]
-fn expand<E: Exec>(run: &Run<'_, E>, ws: &Workspace, own: &mut MemberBins, wide: Wide, at: u64, entries: &[u32]) -> i64 {
+fn expand<E: Exec, const REPAIR: bool>(
+    run: &Run<'_, E>,
+    ws: &Workspace,
+    own: &mut MemberBins,
+    wide: Wide,
+    at: u64,
+    entries: &[u32],
+    mut touched: Option<&mut Appender<'_>>,
+) -> i64 {
     let (p, out) = (run.packing, run.out);
     let bits = p.bits;
+    let word = |v: usize| if REPAIR { run.word(ws, v) } else { ws.packed[v].load(Relaxed) };
     let mut pushes = 0;
     let end = entries.len();
     for (i, &e) in entries.iter().enumerate() {
         ask_expansion(&out, &ws.packed, |j| wide.vertex::<true>(entries[j]), i, end);
         let u = wide.vertex::<true>(e);
-        let d = ws.packed[u].load(Relaxed) >> bits;
+        let d = word(u) >> bits;
         if !wide.live::<true>(e, at, d) {
             continue;
         }
         pushes += 1;
-        let row = out.unchecked_row(u);
+        if let Some(t) = touched.as_deref_mut() {
+            touch(run, ws, u, t);
+        }
+        let row = if REPAIR { out.row(u) } else { out.unchecked_row(u) };
         let parent = u as u64;
         for (&x, &w) in out.col[row.clone()].iter().zip(&out.w[row]) {
+            let x = x as usize;
             let nd = d + w as u64;
-            let cand = (nd << bits) | parent;
-            let slot = &ws.packed[x as usize];
-            if cand >= slot.load(Relaxed) {
+            if REPAIR && (x == run.source || nd > p.max_candidate) {
                 continue;
             }
-            let old = run.exec.fetch_min(slot, cand);
+            let cand = (nd << bits) | parent;
+            if cand >= word(x) {
+                continue;
+            }
+            let old = run.exec.fetch_min(&ws.packed[x], cand);
+            let old = if REPAIR { run.loaded(old, x) } else { old };
             if nd < old >> bits {
                 own.push(wide.entry::<true>(x as u32, nd), wide.bucket(nd));
+            } else if cand < old {
+                if let Some(t) = touched.as_deref_mut() {
+                    touch(run, ws, x, t);
+                }
             }
         }
     }
@@ -306,6 +381,33 @@ mod tests {
                     assert_eq!(r.stats().epochs, 0, "{case}: the team's bins, not near-far");
                     assert!(r.stats().pushes >= (side * side) as i64, "{case}");
                 }
+            }
+        }
+    }
+
+    /// At 2 and 3 threads a team's repairs give Dijkstra's trees through a stream of batches
+    /// (insertions, deletions, local and spread ones), weights with many ties and wide ones, and
+    /// run on the bins (near-far would count epochs).
+    #[test]
+    fn a_team_repair_is_dijkstras_tree() {
+        use crate::io::generators::changegen::{generate_changes, ChangeOptions};
+        use crate::Fallback;
+        for threads in [2, 3] {
+            let res = Resources::parallel(threads).unwrap();
+            res.team_choice().force(Some(false));
+            for (side, wmax, scale) in [(70, 3, 1), (80, 100, 1), (80, 60, 1000)] {
+                let mut g = scaled(side, wmax, scale);
+                let never = SsspOptions { fallback: Fallback::Never, ..Default::default() };
+                let mut r = SsspResult::compute(&res, &g, 3, 0, &never).unwrap();
+                let mut epochs = 0;
+                for step in 0..8u32 {
+                    let opt = ChangeOptions { changes: [20, 200, 2000][step as usize % 3], seed: 70 + step, local_hops: if step % 2 == 0 { 5 } else { 0 }, source: 3, ..Default::default() };
+                    let (batch, _) = generate_changes(&g.to_csr(), &opt).unwrap();
+                    epochs += crate::update_one(&res, &mut g, &batch.view(), &mut r).unwrap().epochs;
+                    let (d, p) = dijkstra(&g, 0, 3);
+                    assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]), "{threads} threads, side {side}, weights up to {wmax} x {scale}, step {step}");
+                }
+                assert_eq!(epochs, 0, "{threads} threads, side {side}: the bins, not near-far");
             }
         }
     }

@@ -1,5 +1,6 @@
-//! The near-far (Delta-stepping) search of the engine, on one member or as a team, and the
-//! one-member bucket queues where they apply (`dial.rs` for static solves, `buckets.rs`).
+//! The near-far (Delta-stepping) search of the engine, on one member or as a team, and where
+//! the others apply instead: the one-member bucket queues (`dial.rs` for static solves,
+//! `buckets.rs`) and a team's bins (`binned.rs`).
 
 use super::binned::team_search;
 use super::buckets::{bucket_search, ring_size};
@@ -59,8 +60,9 @@ pub(super) fn near_far<E: Exec>(
     end
 }
 
-/// Delta-stepping with a near frontier and a far pile (reference-behaviour §3.8), or, on one
-/// member of a non-reference executor, the bucket queue (`buckets.rs`) where it applies.
+/// Delta-stepping with a near frontier and a far pile (reference-behaviour §3.8), or, for a
+/// non-reference executor, the bucket queue (`buckets.rs`) on one member or the bins
+/// (`binned.rs`) as a team, where they apply.
 ///
 /// Run by a team: every member executes the same control flow on the same shared list lengths
 /// (read after a barrier), so all agree on thresholds, generations and counters; work inside a
@@ -93,8 +95,12 @@ fn search<E: Exec>(
             // Near-far finishes from the queued vertices, within what is left of the budget.
             push_budget = push_budget.map(|p| p - (stats.pushes - before));
         }
-    } else if !solo && kind == SearchKind::Static && run.exec.bucket_queue() {
-        if let Some(end) = team_search(run, ws, stats) {
+    } else if !solo && run.exec.bucket_queue() {
+        let end = match kind {
+            SearchKind::Static => team_search::<E, false>(run, ws, stats, push_budget, track),
+            SearchKind::Repair => team_search::<E, true>(run, ws, stats, push_budget, track),
+        };
+        if let Some(end) = end {
             return end;
         }
     }
