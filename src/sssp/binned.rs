@@ -26,7 +26,7 @@ use super::wide::{Learned, Wide, Widening};
 use super::workspace::{Appender, Workspace};
 use crate::stats::UpdateStats;
 use parking_lot::{Mutex, RwLock};
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
 
 /// The most bins in a member's ring: the bucket width is widened until the largest weight fits.
 const RING_MAX: usize = 4096;
@@ -178,7 +178,7 @@ pub(super) fn team_search<E: Exec, const REPAIR: bool>(
         cursors: [AtomicUsize::new(0), AtomicUsize::new(0)],
         pushes: AtomicI64::new(0),
         rounds: AtomicI64::new(0),
-        abandoned: std::sync::atomic::AtomicBool::new(false),
+        abandoned: AtomicBool::new(false),
     };
     let bins_ref: &TeamBins = &bins;
     let plan = Plan { wide, first: wide.bucket(lo), budget: push_budget.unwrap_or(i64::MAX), track };
@@ -204,7 +204,7 @@ struct Shared {
     pushes: AtomicI64,
     rounds: AtomicI64,
     /// The expansions passed the budget.
-    abandoned: std::sync::atomic::AtomicBool,
+    abandoned: AtomicBool,
 }
 
 /// What every member of a search is told.
