@@ -160,4 +160,23 @@ mod tests {
         assert!(w.live::<true>(u32::MAX, 9, 9) && !w.live::<true>(u32::MAX, 9, 8));
         assert_eq!((Wide::shift_for(4094, 4096), Wide::shift_for(4095, 4096), Wide::shift_for(63_730_080, 4096)), (0, 1, 14));
     }
+
+    #[test]
+    fn sparse_drains_widen_by_the_power_of_two_that_reaches_the_aim_within_the_bounds() {
+        use super::{Learned, Widening};
+        let how = Widening { sparse: 100, aim: 400, most: 5, least: 0 };
+        // 10 entries a drain: 400 / 10 = 40, rounded up to 64, six doublings, capped at five.
+        assert_eq!(Learned::after(7, 9, 0, 1000, 100, &how).wider, 5);
+        // 50 a drain: 8 times wider, on top of the width taken; dense drains keep it.
+        assert_eq!(Learned::after(7, 9, 1, 5000, 100, &how).wider, 4);
+        assert_eq!(Learned::after(7, 9, 2, 50_000, 100, &how).wider, 2);
+        // At least `least` drains left: 100 drains and 16 kept allow two doublings (100 / 16 = 6),
+        // and none under 32.
+        let kept = Widening { least: 16, ..how };
+        assert_eq!(Learned::after(7, 9, 0, 1000, 100, &kept).wider, 2);
+        assert_eq!(Learned::after(7, 9, 1, 300, 30, &kept).wider, 1);
+        // Another graph shape starts from its first width.
+        let l = Learned::after(7, 9, 0, 1000, 100, &how);
+        assert_eq!((l.wider(7, 9), l.wider(8, 9), l.wider(7, 10)), (5, 0, 0));
+    }
 }
