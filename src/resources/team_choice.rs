@@ -7,9 +7,9 @@
 //! On a shared host both move within minutes (see docs/performance.md, "The machine"), so that a
 //! team is faster than one thread in some minutes and slower in others. The one-member bucket
 //! queue pays for none of it. So each resources handle keeps, per graph shape and kind of
-//! search, a recent best time per vertex of either way, and runs the faster one (one member only when clearly faster,
-//! [`SOLO_MARGIN`]); one search in [`PROBE_EVERY`] runs the other way, to notice when the host
-//! changes. The trees are the same either way (the engines are bit-identical); only the
+//! search, a recent best time per vertex of either way, and runs the faster one (one member
+//! only when clearly faster, [`SOLO_MARGIN`]); one search in [`PROBE_EVERY`] runs the other way,
+//! to notice when the host changes. The trees are the same either way (the engines are bit-identical); only the
 //! schedule-dependent counters differ.
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};

@@ -18,6 +18,8 @@
 //! lists what it touches (`track`), and is abandoned past its budget of expansions, checked at
 //! each round's barrier.
 
+use super::buckets::frontier_span;
+use super::dial::DialRing;
 use super::exec::{Exec, Team};
 use super::near_far::Search;
 use super::prefetch::ask_expansion;
@@ -38,17 +40,11 @@ const FUSE_BELOW: usize = 1000;
 /// Entries claimed at a time from the published bins.
 const GRAIN: usize = 64;
 
-/// One member's bins: a ring of vectors, one per bucket, that keep their capacity. Aligned to
-/// its own cache lines: the members write their counts at every push.
+/// One member's bins: Dial's ring (`dial.rs`), a bin per bucket number, on cache lines of its
+/// own: the members write their counts at every push.
 #[derive(Default)]
 #[repr(align(128))]
-pub(crate) struct MemberBins {
-    ring: Vec<Vec<u32>>,
-    /// Entries queued in the ring.
-    pending: usize,
-    /// An empty vector with room, which takes the place of a bin taken out of the ring.
-    spare: Vec<u32>,
-}
+pub(crate) struct MemberBins(DialRing);
 
 /// The bins of a team, one [`MemberBins`] and one published bin per member.
 #[derive(Default)]
@@ -62,52 +58,8 @@ pub(crate) struct TeamBins {
 
 impl TeamBins {
     pub(crate) fn bytes(&self) -> usize {
-        let member = |m: &MemberBins| m.ring.iter().map(Vec::capacity).sum::<usize>() + m.spare.capacity();
-        4 * (self.members.iter().map(|m| member(&m.lock())).sum::<usize>()
-            + self.published.iter().map(|p| p.read().capacity()).sum::<usize>())
-    }
-}
-
-impl MemberBins {
-    fn reset(&mut self, size: usize) {
-        self.ring.resize_with(size.max(self.ring.len()), Vec::new);
-        self.ring.truncate(size);
-        for b in &mut self.ring {
-            b.clear();
-        }
-        self.pending = 0;
-    }
-
-    #[inline(always)]
-    fn push(&mut self, e: u32, bucket: u64) {
-        let mask = self.ring.len() - 1;
-        self.ring[bucket as usize & mask].push(e);
-        self.pending += 1;
-    }
-
-    /// The first bucket at or after `b` whose bin is not empty (`u64::MAX` if none is).
-    fn next(&self, b: u64) -> u64 {
-        if self.pending == 0 {
-            return u64::MAX;
-        }
-        let mask = self.ring.len() - 1;
-        (b..b + self.ring.len() as u64).find(|&x| !self.ring[x as usize & mask].is_empty()).unwrap_or(u64::MAX)
-    }
-
-    /// Takes bucket `b`'s bin out of the ring, leaving the spare in its place.
-    fn take(&mut self, b: u64) -> Vec<u32> {
-        let mask = self.ring.len() - 1;
-        let bin = std::mem::replace(&mut self.ring[b as usize & mask], std::mem::take(&mut self.spare));
-        self.pending -= bin.len();
-        bin
-    }
-
-    /// Gives back a bin taken out, emptied, as the spare (or drops the smaller of the two).
-    fn give_back(&mut self, mut bin: Vec<u32>) {
-        bin.clear();
-        if bin.capacity() > self.spare.capacity() {
-            self.spare = bin;
-        }
+        let rings: usize = self.members.iter().map(|m| m.lock().0.bytes()).sum();
+        rings + 4 * self.published.iter().map(|p| p.read().capacity()).sum::<usize>()
     }
 }
 
@@ -144,10 +96,7 @@ pub(super) fn team_search<E: Exec, const REPAIR: bool>(
         return None;
     }
     let mut bins = ws.team_bins.lock();
-    let (lo, hi) = (0..ws.frontier.len()).fold((u64::MAX, 0), |(lo, hi), i| {
-        let d = p.dist(run.word(ws, ws.frontier.get(i) as usize));
-        (lo.min(d), hi.max(d))
-    });
+    let (lo, hi) = frontier_span(run, ws);
     let wider = if REPAIR { 0 } else { bins.learned.wider(run.out.n, p.max_weight()) };
     let first = (first_shift(run.delta, p.max_weight()) + wider).min(62);
     // Pending distances lie within the largest weight of the bucket being expanded, or in the
@@ -163,15 +112,15 @@ pub(super) fn team_search<E: Exec, const REPAIR: bool>(
     bins.members.resize_with(size, Default::default);
     bins.published.resize_with(size, Default::default);
     for m in &bins.members {
-        m.lock().reset(ring);
+        m.lock().0.reset(ring);
     }
     for b in &bins.published {
         b.write().clear();
     }
     for i in 0..ws.frontier.len() {
         let v = ws.frontier.get(i) as usize;
-        let d = p.dist(run.word(ws, v));
-        bins.members[i % size].lock().push(wide.entry::<true>(v as u32, d), wide.bucket(d));
+        let d = p.dist(ws.packed[v].load(Relaxed));
+        bins.members[i % size].lock().0.push(wide.entry::<true>(v as u32, d), wide.bucket(d));
     }
     let shared = Shared {
         next: [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)],
@@ -220,6 +169,7 @@ struct Plan {
 fn member<E: Exec, const REPAIR: bool>(run: &Run<'_, E>, ws: &Workspace, team: &Team<'_>, bins: &TeamBins, shared: &Shared, plan: &Plan) {
     let wide = plan.wide;
     let mut own = bins.members[team.tid].lock();
+    let own = &mut own.0;
     let mut touched = (REPAIR && plan.track).then(|| Appender::new(&ws.candidates));
     let mut round = 0usize;
     let mut at = plan.first;
@@ -240,24 +190,24 @@ fn member<E: Exec, const REPAIR: bool>(run: &Run<'_, E>, ws: &Workspace, team: &
                     k += 1;
                 }
                 let stop = r.end.min(base + views[k].len());
-                pushes += expand::<E, REPAIR>(run, ws, &mut own, wide, at, &views[k][i - base..stop - base], touched.as_mut());
+                pushes += expand::<E, REPAIR>(run, ws, own, wide, at, &views[k][i - base..stop - base], touched.as_mut());
                 i = stop;
             }
         }
         views.clear();
         // Drain this member's own bin of the bucket while it stays small.
         loop {
-            let len = own.ring[at as usize & (own.ring.len() - 1)].len();
+            let len = own.queued(at);
             if len == 0 || len >= FUSE_BELOW {
                 break;
             }
             let bin = own.take(at);
-            pushes += expand::<E, REPAIR>(run, ws, &mut own, wide, at, &bin, touched.as_mut());
-            own.give_back(bin);
+            pushes += expand::<E, REPAIR>(run, ws, own, wide, at, &bin, touched.as_mut());
+            own.put(at, bin);
         }
         shared.pushes.fetch_add(pushes, Relaxed);
         let slot = &shared.next[round % 2];
-        slot.fetch_min(own.next(at), Relaxed);
+        slot.fetch_min(own.next(at).unwrap_or(u64::MAX), Relaxed);
         if team.tid == 0 {
             shared.next[(round + 1) % 2].store(u64::MAX, Relaxed);
             shared.cursors[(round + 1) % 2].store(0, Relaxed);
@@ -271,8 +221,7 @@ fn member<E: Exec, const REPAIR: bool>(run: &Run<'_, E>, ws: &Workspace, team: &
         // publish its bin of the next bucket.
         {
             let mut mine = bins.published[team.tid].write();
-            let old = std::mem::take(&mut *mine);
-            own.give_back(old);
+            own.put(at, std::mem::take(&mut *mine));
             if next != u64::MAX && !over {
                 *mine = own.take(next);
             }
@@ -300,7 +249,7 @@ fn member<E: Exec, const REPAIR: bool>(run: &Run<'_, E>, ws: &Workspace, team: &
 fn expand<E: Exec, const REPAIR: bool>(
     run: &Run<'_, E>,
     ws: &Workspace,
-    own: &mut MemberBins,
+    own: &mut DialRing,
     wide: Wide,
     at: u64,
     entries: &[u32],
@@ -354,11 +303,8 @@ mod tests {
     use crate::io::generators::graphgen::grid;
     use crate::{Csr, Graph, Resources, SsspOptions, SsspResult, WeightLayout};
 
-    /// The grid of `side`^2 with weights 1..=`wmax` times `scale` (a scale keeps the ties).
     fn scaled(side: usize, wmax: i32, scale: i32) -> Graph {
-        let t = grid(side, side, 1, 1, wmax, 5).unwrap();
-        let w: Vec<i32> = t.weights.iter().map(|&w| w * scale).collect();
-        Graph::new(Csr::from_arrays(t.n, 1, t.row_ptr, t.col_ind, &w, WeightLayout::EdgeMajor).unwrap())
+        crate::sssp::dial::tests::scaled(side, wmax, scale, 5)
     }
 
     /// At 2 and 3 threads a team's static solve gives Dijkstra's tree, on its first solve of a

@@ -291,6 +291,14 @@ impl<'w> Ring<'w> {
     }
 }
 
+/// The least and the largest distance of `ws.frontier`'s words (set for every entry).
+pub(super) fn frontier_span<E: Exec>(run: &Run<'_, E>, ws: &Workspace) -> (u64, u64) {
+    (0..ws.frontier.len()).fold((u64::MAX, 0), |(lo, hi), i| {
+        let d = run.packing.dist(ws.packed[ws.frontier.get(i) as usize].load(Relaxed));
+        (lo.min(d), hi.max(d))
+    })
+}
+
 /// Runs the search from `ws.frontier` (words set, distances strictly lowered) on a ring of `b`
 /// buckets. Returns `None` when near-far must finish it from `ws.frontier`: the frontier or the
 /// weights do not fit the ring (nothing done; see [`fitting`]), or the blocks ran out (the
@@ -310,12 +318,7 @@ pub(super) fn bucket_search<E: Exec>(
     if ws.frontier.is_empty() {
         return Some(Search::Finished);
     }
-    let (mut lo, mut hi) = (u64::MAX, 0);
-    for i in 0..ws.frontier.len() {
-        let d = p.dist(ws.packed[ws.frontier.get(i) as usize].load(Relaxed));
-        lo = lo.min(d);
-        hi = hi.max(d);
-    }
+    let (lo, hi) = frontier_span(run, ws);
     let wide = fitting(run.out.n, b, p.max_weight(), (lo, hi), run.delta)?;
     if wide.shift() == 0 {
         drain::<E, false>(run, ws, (b, wide), lo, gens, stats, push_budget, track)

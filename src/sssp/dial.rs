@@ -1,5 +1,6 @@
 //! Dial's bucket queue over a ring of contiguous buckets, for searches on one thread: a static
-//! solve's (`plain_search`) and the combined solve over the graph's rows (`mosp/over_rows.rs`).
+//! solve's (`plain_search`) and the combined solve over the graph's rows (`mosp/over_rows.rs`);
+//! the ring also holds each team member's bins (`binned.rs`), one per bucket number.
 //!
 //! With integer weights of at least 1, every vertex in the bucket of the smallest pending distance
 //! is final, so taking the buckets in order expands each vertex once, at its final distance; the
@@ -90,6 +91,12 @@ impl DialRing {
             }
         }
         None
+    }
+
+    /// The entries queued at distance `d`.
+    #[inline]
+    pub(crate) fn queued(&self, d: u64) -> usize {
+        self.buckets[d as usize & (self.buckets.len() - 1)].len()
     }
 
     /// Takes the entries of distance `d` out of the ring (give the vector back with
@@ -223,7 +230,7 @@ fn drain<E: Exec, const WIDE: bool>(run: &Run<'_, E>, ws: &Workspace, ring: &mut
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::DialRing;
     use crate::graph::dijkstra::dijkstra;
     use crate::io::generators::changegen::{generate_changes, ChangeOptions};
@@ -264,7 +271,7 @@ mod tests {
     }
 
     /// The grid of `side`^2 with weights 1..=`wmax` times `scale` (a scale keeps the ties).
-    fn scaled(side: usize, wmax: i32, scale: i32, seed: u32) -> Graph {
+    pub(in crate::sssp) fn scaled(side: usize, wmax: i32, scale: i32, seed: u32) -> Graph {
         let t = grid(side, side, 1, 1, wmax, seed).unwrap();
         let w: Vec<i32> = t.weights.iter().map(|&w| w * scale).collect();
         Graph::new(Csr::from_arrays(t.n, 1, t.row_ptr, t.col_ind, &w, WeightLayout::EdgeMajor).unwrap())
