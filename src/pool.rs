@@ -1,8 +1,9 @@
 //! `WorkspacePool`: idle scratch workspaces keyed by their type, leased per engine run.
 //!
 //! Results never own scratch memory: every engine run leases a workspace of its type, grows it if
-//! needed and gives it back, so the K objectives of one update share one workspace and a steady
-//! state allocates nothing. The most recently returned workspace is reused first; a lease that is
+//! needed and gives it back, so the K objectives of one update share one workspace (one per
+//! thread where a result's trees are repaired side by side) and a steady state allocates
+//! nothing. The most recently returned workspace is reused first; a lease that is
 //! dropped without `give_back` (an error or a panic unwound through it) discards its workspace,
 //! since its flags may be dirty. Each idle list is behind its own short mutex section.
 

@@ -12,6 +12,7 @@ use crate::graph::stale::POISONED;
 use crate::graph::stale::check_current;
 use crate::mosp::MospResult;
 use crate::resources::device::Prepared;
+use crate::resources::team_choice::MIN_WORK;
 use crate::resources::{PooledWorkspace, Resources};
 use crate::sssp::engine;
 use crate::sssp::run::Changes;
@@ -19,6 +20,7 @@ use crate::sssp::packing::Packing;
 use crate::sssp::validate::is_canonical_before;
 use crate::sssp::{default_delta, graph_delta, lease_workspace, runs_reference, view, with_exec, Canonical, SsspResult, UpdateStats, Workspace};
 use crate::graph::before::RowsBefore;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 /// A result to bring up to date.
@@ -110,6 +112,14 @@ pub struct UpdateTimings {
     /// reads the graph's in-rows, bringing them up to date with the batches since they were last
     /// read, or making them (a recompute reads none).
     pub prepare_ns: u64,
+    /// The results' trees, from the first tree's run to the last one's end, less what the
+    /// preparation counts: what the engines' times in the results' stats add up to where the trees
+    /// ran one after the other, less where a MOSP result's trees ran side by side.
+    pub trees_ns: u64,
+    /// Whether a MOSP result's trees after the first were repaired side by side, each on one
+    /// thread of the pool (on 2 threads or more, after a first repair long enough to pay for
+    /// waking a thread and local enough to gain less from a team): their engine times overlap.
+    pub side_by_side: bool,
 }
 
 /// Applies `batch` to `graph` once and updates every result. Returns one stats record per result
@@ -264,21 +274,27 @@ fn update_results(
     let mut lists = res.workspaces().lease(ChangedLists::default);
     let mut ws = lease_workspace(res, n);
     let had_in_rows = graph.keeps_in_rows();
-    let ctx = Ctx { res, graph, device: &device, batch, before, masks: graph.increase_masks(), facts, original_m, in_rows_ns: std::cell::Cell::new(0) };
+    let ctx = Ctx { res, graph, device: &device, batch, before, masks: graph.increase_masks(), facts, original_m, in_rows_ns: AtomicU64::new(0) };
     timings.prepare_ns = clock.elapsed().as_nanos() as u64;
     let mut all_stats = Vec::with_capacity(results.len());
+    let trees = std::time::Instant::now();
     for r in results.iter_mut() {
         *done += 1;
         let stats = match r {
             ResultMut::Sssp(s) => ctx.update_tree(s, &mut ws, &mut lists)?,
             ResultMut::Mosp(m) => {
-                let mut each = UpdateStats { packed_parents: true, ..Default::default() };
                 m.touched.clear();
+                let pool = side_by_side_pool(res, m.trees.len());
                 let mut listed = true;
-                for t in m.trees.iter_mut() {
+                for i in 0..m.trees.len() {
+                    // The first tree's repair tells whether the others' go side by side.
+                    if let Some(pool) = pool.filter(|_| i == 1 && worth_side_by_side(&m.trees[0].stats, n)) {
+                        timings.side_by_side = true;
+                        listed = ctx.update_trees_side_by_side(pool, &mut m.trees[1..], &mut m.touched, listed, &mut ws, &mut lists)?;
+                        break;
+                    }
                     ws.touched_listed = false;
-                    let s = ctx.update_tree(t, &mut ws, &mut lists)?;
-                    each = UpdateStats::sum([&each, &s]);
+                    ctx.update_tree(&mut m.trees[i], &mut ws, &mut lists)?;
                     listed &= ws.touched_listed;
                     if listed {
                         // The vertices whose parents changed, for the combine step.
@@ -286,12 +302,14 @@ fn update_results(
                     }
                 }
                 m.touched_listed = listed;
-                each
+                UpdateStats::sum(m.trees.iter().map(|t| &t.stats))
             }
         };
         all_stats.push(stats);
     }
-    timings.prepare_ns += ctx.in_rows_ns.get();
+    let in_rows_ns = ctx.in_rows_ns.load(Relaxed);
+    timings.trees_ns = (trees.elapsed().as_nanos() as u64).saturating_sub(in_rows_ns);
+    timings.prepare_ns += in_rows_ns;
     if !had_in_rows && graph.has_in_rows() {
         res.workspaces().note_growth();
     }
@@ -303,6 +321,55 @@ fn update_results(
     ws.give_back();
     lists.give_back();
     Ok(all_stats)
+}
+
+/// The pool whose threads may repair a MOSP result's trees after the first side by side, each
+/// tree on one thread: a parallel engine of 2 threads or more, and K = 3 or more (with two, the
+/// second tree alone would be left). Whether they do is told by the first tree's repair
+/// ([`worth_side_by_side`]).
+fn side_by_side_pool(res: &Resources, k: usize) -> Option<&rayon::ThreadPool> {
+    let pool = res.thread_pool()?;
+    (k > 2 && pool.current_num_threads() > 1).then_some(pool)
+}
+
+/// Whether the trees after one repaired as `first` was go side by side. Its repair was long
+/// enough for the others' to pay for waking a pool thread (100-500 us on a shared VM): it visited
+/// as many vertices (its expansions and its other steps' visits) as a search that may run as a
+/// team ([`MIN_WORK`]); a small batch's repairs are often a few microseconds. And it expanded at
+/// most half the vertices: a repair that reaches most of the graph, or a recompute, runs as a
+/// team's Delta-stepping on bins, which gains more from the threads than trees side by side (usroads
+/// unsafe10k at 2 threads: its trees 1.4x as long side by side), where a local one, whose rounds
+/// are narrow, gains less (`dyng mosp` at 2 threads, the K trees: usroads s531-local2k 0.78x,
+/// the 1000^2 grid's local10k 0.70x).
+fn worth_side_by_side(first: &UpdateStats, n: usize) -> bool {
+    let work = (first.pushes + first.visits.total()) as usize;
+    !first.fallback_used && work >= MIN_WORK && first.pushes as usize <= n / 2
+}
+
+/// A MOSP result's trees, shared by the threads of [`Ctx::update_trees_side_by_side`], each tree
+/// reached by one of them.
+struct Trees(*mut SsspResult, usize);
+
+// SAFETY: each tree is reached by one thread only (`Trees::get`), and an `SsspResult` may move
+// between threads.
+unsafe impl Sync for Trees {}
+
+impl Trees {
+    fn len(&self) -> usize {
+        self.1
+    }
+
+    /// Tree `i` (below `len`).
+    ///
+    /// # Safety
+    /// No other reference to tree `i` may be alive, and the slice it came from must outlive the
+    /// one returned (`side_by_side` returns when every member has).
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn get(&self, i: usize) -> &mut SsspResult {
+        debug_assert!(i < self.1);
+        // SAFETY: in bounds, and unique by the caller's promise.
+        unsafe { &mut *self.0.add(i) }
+    }
 }
 
 /// The per-objective changed-edge lists of one update (pooled): all deletions (batch order,
@@ -346,10 +413,75 @@ struct Ctx<'a> {
     original_m: usize,
     /// Time spent making the graph's in-rows, or finding a repair's in-edges without them
     /// (preparation, not an objective's engine time).
-    in_rows_ns: std::cell::Cell<u64>,
+    in_rows_ns: AtomicU64,
 }
 
 impl Ctx<'_> {
+    /// Repairs `trees` on the pool's threads side by side (see [`side_by_side_pool`]): of m
+    /// threads, thread i takes trees i, i + m, ..., with its own workspace and lists (the calling
+    /// thread, thread 0, with `ws` and `lists`), and appends the vertices whose parents its trees
+    /// changed to `touched` (the combine step sorts them). Fixed shares keep what each workspace
+    /// grows to the same from one update to the next, so that a steady state allocates nothing.
+    /// Returns whether every tree listed them; the first error of a tree, in the trees' order, is
+    /// returned once all have run.
+    fn update_trees_side_by_side(
+        &self,
+        pool: &rayon::ThreadPool,
+        trees: &mut [SsspResult],
+        touched: &mut Vec<i32>,
+        listed: bool,
+        ws: &mut Workspace,
+        lists: &mut ChangedLists,
+    ) -> Result<bool> {
+        let listed = AtomicBool::new(listed);
+        let touched = parking_lot::Mutex::new(touched);
+        let failed: parking_lot::Mutex<Option<(usize, Error)>> = parking_lot::Mutex::new(None);
+        let caller = parking_lot::Mutex::new((ws, lists));
+        let trees = Trees(trees.as_mut_ptr(), trees.len());
+        let members = pool.current_num_threads().min(trees.len());
+        // Repairs a member's trees; false if one failed (its workspace may be dirty).
+        let run = |member: usize, ws: &mut Workspace, lists: &mut ChangedLists| -> bool {
+            let mut ok = true;
+            for i in (member..trees.len()).step_by(members) {
+                // SAFETY: each index is one member's.
+                let t = unsafe { trees.get(i) };
+                ws.touched_listed = false;
+                match self.update_tree(t, ws, lists) {
+                    Ok(_) if ws.touched_listed && listed.load(Relaxed) => {
+                        touched.lock().extend((0..ws.candidates.len()).map(|i| ws.candidates.get(i)));
+                    }
+                    Ok(_) => listed.store(false, Relaxed),
+                    Err(e) => {
+                        ok = false;
+                        let mut f = failed.lock();
+                        if f.as_ref().is_none_or(|(j, _)| i < *j) {
+                            *f = Some((i, e));
+                        }
+                    }
+                }
+            }
+            ok
+        };
+        crate::sssp::exec::side_by_side(pool, members, |member| {
+            if member == 0 {
+                let mut c = caller.lock();
+                let (ws, lists) = &mut *c;
+                run(0, ws, lists);
+            } else {
+                let mut ws = lease_workspace(self.res, self.graph.n());
+                let mut lists = self.res.workspaces().lease(ChangedLists::default);
+                if run(member, &mut ws, &mut lists) {
+                    ws.give_back();
+                    lists.give_back();
+                }
+            }
+        });
+        match failed.into_inner() {
+            Some((_, e)) => Err(e),
+            None => Ok(listed.into_inner()),
+        }
+    }
+
     fn update_tree(&self, t: &mut SsspResult, ws: &mut Workspace, lists: &mut ChangedLists) -> Result<UpdateStats> {
         let j = t.objective;
         let f = self.facts[j]
@@ -373,7 +505,8 @@ impl Ctx<'_> {
             }),
         };
         let started = std::time::Instant::now();
-        let in_rows_before = self.in_rows_ns.get();
+        // Time this tree's run spent on in-edges (see `in_rows_ns`).
+        let took = std::cell::Cell::new(0);
         let dist = Arc::make_mut(&mut t.dist);
         let parent = Arc::make_mut(&mut t.parent);
         let set = crate::resources::device::ChangeSet {
@@ -389,13 +522,13 @@ impl Ctx<'_> {
                 // The reference's pull, over in-rows in the candidates' order, gives the
                 // originals' counters: it makes them whatever the graph's setting.
                 if !runs_reference(self.res) && !self.graph.makes_in_rows() && !self.graph.keeps_in_rows() {
-                    return engine::InEdges::Scan(&self.in_rows_ns);
+                    return engine::InEdges::Scan(&took);
                 }
                 let clock = std::time::Instant::now();
                 let made = self.graph.has_in_rows();
                 let v = view(&with_exec!(self.res, |e| self.graph.in_store_on(e)).rows(), j);
                 if !made {
-                    self.in_rows_ns.set(self.in_rows_ns.get() + clock.elapsed().as_nanos() as u64);
+                    took.set(took.get() + clock.elapsed().as_nanos() as u64);
                 }
                 engine::InEdges::Rows(v)
             };
@@ -435,7 +568,8 @@ impl Ctx<'_> {
             _ => t.canonical,
         };
         // In-rows made during this run are preparation.
-        let made = self.in_rows_ns.get() - in_rows_before;
+        let made = took.get();
+        self.in_rows_ns.fetch_add(made, Relaxed);
         t.stats = UpdateStats {
             elapsed_ns: (started.elapsed().as_nanos() as u64).saturating_sub(made),
             ..stats
@@ -679,6 +813,97 @@ mod tests {
                     assert_eq!(r.parents()[v], u, "the repair keeps the tie choice");
                 }
             }
+        }
+    }
+
+    /// A batch that raises the weights of the first tree's edges into four vertices of `g` (a
+    /// 120 x 120 grid, from vertex 0), which reroutes about a quarter of the tree without
+    /// recomputing it, and the batch that sets them back.
+    fn raise_and_restore(g: &Graph, tree: &SsspResult) -> (Batch, Batch) {
+        let (mut raise, mut restore) = (Batch::new(g.k()), Batch::new(g.k()));
+        let rows = g.rows();
+        for v in [605usize, 606, 3635, 3636] {
+            let u = tree.parents()[v] as usize;
+            let e = rows.row(u).find(|&e| rows.heads()[e] as usize == v).unwrap();
+            let old: Vec<i32> = (0..g.k()).map(|j| rows.column(j)[e]).collect();
+            raise.insert(u as i32, v as i32, &old.iter().map(|w| w + 50).collect::<Vec<_>>());
+            restore.insert(u as i32, v as i32, &old);
+        }
+        (raise, restore)
+    }
+
+    /// Past a first tree whose local repair visited thousands of vertices, the trees are
+    /// repaired side by side, each thread with its own workspace: the trees are a fresh MOSP
+    /// result's, and a steady state allocates nothing. The searches are forced onto one member,
+    /// whose structures then grow the same way from one update to the next (a team's probes
+    /// would grow its bins at pseudo-random updates).
+    #[test]
+    fn trees_repaired_side_by_side_allocate_nothing_in_steady_state() {
+        use crate::mosp::{MospOptions, MospResult};
+        let t = crate::io::generators::graphgen::grid(120, 120, 3, 1, 20, 7).unwrap();
+        let mut g = Graph::new(Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, crate::WeightLayout::EdgeMajor).unwrap());
+        let res = Resources::parallel(2).unwrap();
+        res.team_choice().force(Some(true));
+        let opt = MospOptions::default();
+        let mut m = MospResult::compute(&res, &g, 0, &opt).unwrap();
+        let (raise, restore) = raise_and_restore(&g, m.tree(0));
+        let step = |g: &mut Graph, m: &mut MospResult| {
+            for b in [&raise, &restore] {
+                let (_, timings) = update_timed(&res, g, &b.view(), &mut [m.into()]).unwrap();
+                assert!(timings.side_by_side, "the first tree's repair touched thousands of vertices");
+                let fresh = MospResult::compute(&res, g, 0, &opt).unwrap();
+                for j in 0..3 {
+                    assert_eq!(m.tree(j).parents(), fresh.tree(j).parents(), "tree {j}");
+                }
+                assert_eq!(m.combined_parents(), fresh.combined_parents());
+                assert_eq!(m.path_costs(), fresh.path_costs());
+            }
+        };
+        for _ in 0..2 {
+            step(&mut g, &mut m);
+        }
+        let counters = res.workspaces().counters();
+        let bytes = res.workspace_bytes();
+        for _ in 0..8 {
+            step(&mut g, &mut m);
+        }
+        let after = res.workspaces().counters();
+        assert_eq!(after.created, counters.created, "no new workspace in steady state");
+        assert_eq!(after.grown, counters.grown, "no workspace growth in steady state");
+        assert_eq!(after.discarded, 0);
+        assert_eq!(res.workspace_bytes(), bytes);
+        // The calling thread's SSSP workspace and change lists, the second thread's, and the
+        // combine scratch.
+        assert_eq!(res.workspaces().idle_count(), 2 * 2 + 1);
+        res.team_choice().force(None);
+    }
+
+    /// A first repair that expands more than half the vertices leaves the trees one after the
+    /// other (a team's bins gain more on such repairs), as does a first tree recomputed.
+    #[test]
+    fn trees_after_a_wide_repair_or_a_recompute_go_one_after_the_other() {
+        use crate::mosp::{MospOptions, MospResult};
+        let t = crate::io::generators::graphgen::grid(120, 120, 3, 1, 20, 7).unwrap();
+        let csr = Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, crate::WeightLayout::EdgeMajor).unwrap();
+        let res = Resources::parallel(2).unwrap();
+        for fallback in [Fallback::Never, Fallback::Always] {
+            let mut g = Graph::new(csr.clone());
+            let opt = MospOptions { fallback, ..Default::default() };
+            let mut m = MospResult::compute(&res, &g, 0, &opt).unwrap();
+            // Both edges out of the source, heavier: every other vertex's path changes.
+            let mut b = Batch::new(3);
+            for v in [1, 120] {
+                b.insert(0, v, &[500, 500, 500]);
+            }
+            let (_, timings) = update_timed(&res, &mut g, &b.view(), &mut [(&mut m).into()]).unwrap();
+            let first = &m.tree(0).stats;
+            match fallback {
+                Fallback::Never => assert!(first.pushes as usize > g.n() / 2 && !first.fallback_used),
+                _ => assert!(first.fallback_used),
+            }
+            assert!(!timings.side_by_side, "{fallback:?}");
+            let fresh = MospResult::compute(&res, &g, 0, &opt).unwrap();
+            assert_eq!(m.combined_parents(), fresh.combined_parents());
         }
     }
 }

@@ -62,6 +62,43 @@ fn a_kept_combined_graph_and_its_costs_equal_a_fresh_mosp_at_two_threads_with_pr
     stream(&Resources::parallel(2).unwrap(), vec![1, 2, 3]);
 }
 
+/// On 2 threads or more, a MOSP result's trees after the first are repaired side by side where
+/// the first's repair was local and visited thousands of vertices: through a stream of local
+/// batches on a 120 x 120 grid, some go side by side and some not, and every update gives a fresh
+/// result's trees, combined tree and path costs.
+#[test]
+fn trees_repaired_side_by_side_equal_a_fresh_mosp() {
+    use dyng::io::generators::changegen::ChangeMode;
+    let t = graphgen::grid(120, 120, 3, 1, 100, 7).unwrap();
+    let csr = Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor).unwrap();
+    for threads in [2, 3] {
+        let res = Resources::parallel(threads).unwrap();
+        let mut g = Graph::new(csr.clone());
+        let opt = MospOptions::default();
+        let mut m = MospResult::compute(&res, &g, 0, &opt).unwrap();
+        let (mut side_by_side, mut in_turn) = (0, 0);
+        for seed in 1..=30u32 {
+            let mode = if seed % 2 == 0 { ChangeMode::Increase } else { ChangeMode::Reweight };
+            let gen = ChangeOptions { changes: 70, seed, local_hops: 15, mode, ..Default::default() };
+            let (batch, _) = generate_changes(&g.to_csr(), &gen).unwrap();
+            let (_, timings) = dyng::update_timed(&res, &mut g, &batch.view(), &mut [(&mut m).into()]).unwrap();
+            if timings.side_by_side {
+                side_by_side += 1;
+            } else {
+                in_turn += 1;
+            }
+            let fresh = MospResult::compute(&res, &g, 0, &opt).unwrap();
+            for j in 0..3 {
+                assert_eq!(m.tree(j).distances(), fresh.tree(j).distances(), "{threads} threads, batch {seed}: tree {j}");
+                assert_eq!(m.tree(j).parents(), fresh.tree(j).parents(), "{threads} threads, batch {seed}: tree {j}");
+            }
+            assert_eq!(m.combined_parents(), fresh.combined_parents(), "{threads} threads, batch {seed}");
+            assert_eq!(m.path_costs(), fresh.path_costs(), "{threads} threads, batch {seed}");
+        }
+        assert!(side_by_side >= 4 && in_turn >= 4, "{threads} threads: {side_by_side} side by side, {in_turn} in turn");
+    }
+}
+
 #[test]
 fn the_sequential_reference_builds_the_combined_graph_afresh() {
     let res = Resources::sequential();

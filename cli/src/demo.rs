@@ -96,7 +96,7 @@ impl Live<'_> {
         let cs = self.mosp.combine_stats();
         let apply_ms = ns_to_ms(timings.apply_ns);
         let prepare_ms = ns_to_ms(timings.prepare_ns);
-        let trees_ms = stats.iter().map(|s| ns_to_ms(s.elapsed_ns)).sum();
+        let trees_ms = ns_to_ms(timings.trees_ns);
         let combine_ms = ns_to_ms(cs.elapsed_ns + cs.costs_ns);
         let t = Instant::now();
         let fresh = MospResult::compute(self.res, &self.graph, self.source, &MospOptions::default())?;

@@ -43,8 +43,9 @@ pub(crate) trait Exec: Sync {
     /// [`Exec::solo`]).
     fn team<F: Fn(&Team<'_>) + Sync>(&self, solo: bool, f: F);
     /// True when a search of `kind` over `n` vertices and `m` edges runs on one member: always when
-    /// sequential, on a one-thread pool or where it can reach fewer than [`TEAM_MIN_VERTICES`]
-    /// vertices (below that many, or with fewer edges), and otherwise,
+    /// sequential, on a one-thread pool, inside a member's part (`side_by_side`) or where it can
+    /// reach fewer than [`TEAM_MIN_VERTICES`] vertices (below that many, or with fewer edges), and
+    /// otherwise,
     /// for a repair, when one member has lately been clearly faster than a team (`TeamChoice`),
     /// or when it touches fewer vertices than a choice is timed on (`work`, where known).
     /// Asked once per search.
@@ -261,11 +262,16 @@ pub(crate) const TEAM_MIN_VERTICES: usize = 1 << 12;
 const INLINE_BELOW: usize = 512;
 
 thread_local! {
-    /// Set while the thread runs a team member's part (see [`Parallel::team`]).
+    /// Set while the thread runs a member's part: of a team (see [`Parallel::team`]), or of runs
+    /// side by side (see [`side_by_side`]). A member's runs stay on its thread.
     static IN_TEAM: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
-/// Marks the calling thread as a team member until dropped.
+fn in_team() -> bool {
+    IN_TEAM.with(|t| t.get())
+}
+
+/// Marks the calling thread as a member until dropped.
 struct Member(bool);
 
 impl Member {
@@ -280,6 +286,28 @@ impl Drop for Member {
     }
 }
 
+/// See [`Parallel::on_caller_and_pool`].
+fn on_caller_and_pool<F: Fn(usize) + Sync>(pool: &rayon::ThreadPool, size: usize, f: F) {
+    let f = &f;
+    pool.in_place_scope(|scope| {
+        for i in 1..size {
+            scope.spawn(move |_| f(i));
+        }
+        f(0);
+    });
+}
+
+/// Runs `f(member)` for every member in `0..members` at once, the calling thread as member 0 and
+/// pool threads as the others, each a one-member run: whatever an engine runs inside stays on its
+/// thread (no team, no loop handed to the pool), so that independent runs, such as a MOSP
+/// result's K trees, share the pool's threads instead of each taking all of them in turn.
+pub(crate) fn side_by_side<F: Fn(usize) + Sync>(pool: &rayon::ThreadPool, members: usize, f: F) {
+    on_caller_and_pool(pool, members.min(pool.current_num_threads()), |i| {
+        let _member = Member::enter();
+        f(i)
+    });
+}
+
 impl Parallel<'_> {
     /// True when a reduction over `len` items runs on the calling thread: the pool has one thread
     /// (handing the loop to it only adds a wake-up), the loop is too short to pay for one, or the
@@ -289,7 +317,7 @@ impl Parallel<'_> {
     /// a member hung that way in a test at 3 threads).
     #[inline]
     fn inline(&self, len: usize) -> bool {
-        len < INLINE_BELOW || self.pool.current_num_threads() == 1 || self.inline_all.load(Relaxed) || IN_TEAM.with(|t| t.get())
+        len < INLINE_BELOW || self.pool.current_num_threads() == 1 || self.inline_all.load(Relaxed) || in_team()
     }
 
     /// Runs `f(i)` for every `i` in `0..size` at once: `f(0)` on the calling thread, the others
@@ -299,13 +327,7 @@ impl Parallel<'_> {
     /// onto one CPU in about half the calls (teams: see [`Parallel::team`]; loops: see
     /// [`Parallel::chunks`]).
     fn on_caller_and_pool<F: Fn(usize) + Sync>(&self, size: usize, f: F) {
-        let f = &f;
-        self.pool.in_place_scope(|scope| {
-            for i in 1..size {
-                scope.spawn(move |_| f(i));
-            }
-            f(0);
-        });
+        on_caller_and_pool(self.pool, size, f)
     }
 
     /// Runs `f` over `0..len` in chunks of `grain`, claimed from one cursor by the calling thread
@@ -405,7 +427,9 @@ impl Exec for Parallel<'_> {
         least.into_inner()
     }
     fn solo(&self, kind: SearchKind, n: usize, m: usize, work: Option<usize>) -> bool {
-        if self.chooses(n, m) {
+        if in_team() {
+            true
+        } else if self.chooses(n, m) {
             self.choice.solo(kind, n, m, work)
         } else {
             self.one_member(n, m)
@@ -422,14 +446,14 @@ impl Exec for Parallel<'_> {
     }
     fn searched(&self, kind: SearchKind, n: usize, m: usize, solo: bool, ns: u64, work: usize) {
         // Only searches whose way the choice made are timed for it: others would take its
-        // slots for shapes it is never asked about.
-        if self.chooses(n, m) {
+        // slots for shapes it is never asked about, and a member's would time it beside others.
+        if self.chooses(n, m) && !in_team() {
             self.choice.record(kind, n, m, solo, ns, work);
         }
     }
     fn team<F: Fn(&Team<'_>) + Sync>(&self, solo: bool, f: F) {
         let size = self.pool.current_num_threads();
-        if solo || size == 1 {
+        if solo || size == 1 || in_team() {
             return Sequential.team(true, f);
         }
         let _serial = self.team_lock.lock();
