@@ -63,13 +63,13 @@ fn a_kept_combined_graph_and_its_costs_equal_a_fresh_mosp_at_two_threads_with_pr
 }
 
 /// On 2 threads or more, a MOSP result's trees after the first are repaired side by side where
-/// the first's repair was local and visited thousands of vertices: through a stream of local
-/// batches on a 120 x 120 grid, some go side by side and some not, and every update gives a fresh
-/// result's trees, combined tree and path costs.
+/// the first's repair was local and visited tens of thousands of vertices: through a stream of
+/// local batches on a 250 x 250 grid, some go side by side and some not, and every update gives a
+/// fresh result's trees, combined tree and path costs.
 #[test]
 fn trees_repaired_side_by_side_equal_a_fresh_mosp() {
     use dyng::io::generators::changegen::ChangeMode;
-    let t = graphgen::grid(120, 120, 3, 1, 100, 7).unwrap();
+    let t = graphgen::grid(250, 250, 3, 1, 100, 7).unwrap();
     let csr = Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, WeightLayout::EdgeMajor).unwrap();
     for threads in [2, 3] {
         let res = Resources::parallel(threads).unwrap();
@@ -79,7 +79,7 @@ fn trees_repaired_side_by_side_equal_a_fresh_mosp() {
         let (mut side_by_side, mut in_turn) = (0, 0);
         for seed in 1..=30u32 {
             let mode = if seed % 2 == 0 { ChangeMode::Increase } else { ChangeMode::Reweight };
-            let gen = ChangeOptions { changes: 70, seed, local_hops: 15, mode, ..Default::default() };
+            let gen = ChangeOptions { changes: 300, seed, local_hops: 40, mode, ..Default::default() };
             let (batch, _) = generate_changes(&g.to_csr(), &gen).unwrap();
             let (_, timings) = dyng::update_timed(&res, &mut g, &batch.view(), &mut [(&mut m).into()]).unwrap();
             if timings.side_by_side {
