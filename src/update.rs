@@ -342,15 +342,18 @@ fn side_by_side_pool(res: &Resources, k: usize) -> Option<&rayon::ThreadPool> {
 /// are narrow, gains less (`dyng mosp` at 2 threads, the K trees: usroads s531-local2k 0.78x,
 /// the 1000^2 grid's local10k 0.70x).
 fn worth_side_by_side(first: &UpdateStats, n: usize) -> bool {
-    let work = (first.pushes + first.visits.total()) as usize;
+    // The steps whose visits are random accesses: the walk, the pull and the search (the pack
+    // and the write-back may count a streaming pass over every vertex).
+    let v = &first.visits;
+    let work = (first.pushes + v.invalidate + v.pull) as usize;
     !first.fallback_used && work >= SIDE_BY_SIDE_WORK && first.pushes as usize <= n / 2
 }
 
-/// The visits of a first repair past which the trees after it go side by side: 5-10 ms of repair
-/// on road networks and grids. Below, a pool thread's wake-up and the two threads' contention
-/// for the caches took what the second thread gave (the 1000^2 grid's 10-change batches, about
-/// 0.7 ms a tree: 1.04-1.12x in three alternating pairs).
-const SIDE_BY_SIDE_WORK: usize = 8 * MIN_WORK;
+/// The work of a first repair past which the trees after it go side by side: about 2 ms of
+/// repair on road networks and grids. Below, a pool thread's wake-up and the two threads'
+/// contention for the caches took what the second thread gave (the 1000^2 grid's 10-change
+/// batches, about 0.7 ms and 8K of this work a tree: 1.04-1.12x in three alternating pairs).
+const SIDE_BY_SIDE_WORK: usize = 4 * MIN_WORK;
 
 /// A MOSP result's trees, shared by the threads of [`Ctx::update_trees_side_by_side`], each tree
 /// reached by one of them.
@@ -838,7 +841,7 @@ mod tests {
         (raise, restore)
     }
 
-    /// Past a first tree whose local repair visited tens of thousands of vertices, the trees are
+    /// Past a first tree whose local repair did some 20K vertices' work, the trees are
     /// repaired side by side, each thread with its own workspace: the trees are a fresh MOSP
     /// result's, and a steady state (repairs side by side and in turn) allocates nothing. The searches are forced onto one member,
     /// whose structures then grow the same way from one update to the next (a team's probes
@@ -856,7 +859,8 @@ mod tests {
         let step = |g: &mut Graph, m: &mut MospResult| {
             for b in [&raise, &restore] {
                 let (_, timings) = update_timed(&res, g, &b.view(), &mut [m.into()]).unwrap();
-                // The raise's first repair visits 43K vertices, the restore's 22K.
+                // The raise's first repair walks, pulls and expands 7K vertices each, the
+                // restore's expands 7K.
                 assert_eq!(timings.side_by_side, std::ptr::eq(b, &raise));
                 let fresh = MospResult::compute(&res, g, 0, &opt).unwrap();
                 for j in 0..3 {

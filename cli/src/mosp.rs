@@ -193,7 +193,7 @@ pub fn run(args: MospArgs) -> Result<ExitCode, Failure> {
         // objective's own time, which overlaps the others', a counter.
         timing.stage("trees_side_by_side/sosp_update_compute", ns_to_ms(timings.trees_ns));
         for (j, s) in mosp.objective_stats().iter().enumerate() {
-            timing.counter(&format!("obj{j}/sosp_update_compute_ms"), ns_to_ms(s.elapsed_ns));
+            timing.counter(&format!("obj{j}/sosp_update_compute_us"), s.elapsed_ns as f64 / 1e3);
         }
     } else {
         for (j, s) in mosp.objective_stats().iter().enumerate() {
