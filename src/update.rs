@@ -293,12 +293,9 @@ fn update_results(
                         listed = ctx.update_trees_side_by_side(pool, &mut m.trees[1..], &mut m.touched, listed, &mut ws, &mut lists)?;
                         break;
                     }
-                    ws.touched_listed = false;
-                    ctx.update_tree(&mut m.trees[i], &mut ws, &mut lists)?;
-                    listed &= ws.touched_listed;
+                    listed &= ctx.update_tree_listing(&mut m.trees[i], &mut ws, &mut lists)?;
                     if listed {
-                        // The vertices whose parents changed, for the combine step.
-                        m.touched.extend((0..ws.candidates.len()).map(|i| ws.candidates.get(i)));
+                        m.touched.extend(touched_by(&ws));
                     }
                 }
                 m.touched_listed = listed;
@@ -332,15 +329,20 @@ fn side_by_side_pool(res: &Resources, k: usize) -> Option<&rayon::ThreadPool> {
     (k > 2 && pool.current_num_threads() > 1).then_some(pool)
 }
 
+/// The vertices whose parents the repair just run on `ws` changed, where it listed them (the
+/// combine step's input).
+fn touched_by(ws: &Workspace) -> impl Iterator<Item = i32> + '_ {
+    (0..ws.candidates.len()).map(|i| ws.candidates.get(i))
+}
+
 /// Whether the trees after one repaired as `first` was go side by side. Its repair was long
-/// enough for the others' to pay for waking a pool thread (100-500 us on a shared VM): it visited
-/// as many vertices (its expansions and its other steps' visits) as a search that may run as a
-/// team ([`MIN_WORK`]); a small batch's repairs are often a few microseconds. And it expanded at
-/// most half the vertices: a repair that reaches most of the graph, or a recompute, runs as a
-/// team's Delta-stepping on bins, which gains more from the threads than trees side by side (usroads
-/// unsafe10k at 2 threads: its trees 1.4x as long side by side), where a local one, whose rounds
-/// are narrow, gains less (`dyng mosp` at 2 threads, the K trees: usroads s531-local2k 0.78x,
-/// the 1000^2 grid's local10k 0.70x).
+/// enough for the others' to pay for waking a pool thread (100-500 us on a shared VM): its walk,
+/// pull and expansions came to [`SIDE_BY_SIDE_WORK`]; a small batch's repairs are often a few
+/// microseconds. And it expanded at most half the vertices: a repair that reaches most of the
+/// graph, or a recompute, runs as a team's Delta-stepping on bins, which gains more from the
+/// threads than trees side by side (usroads unsafe10k at 2 threads: its trees 1.4x as long side
+/// by side), where a local one, whose rounds are narrow, gains less (`dyng mosp` at 2 threads, the
+/// K trees: usroads s531-local2k 0.78x, the 1000^2 grid's local10k 0.70x).
 fn worth_side_by_side(first: &UpdateStats, n: usize) -> bool {
     // The steps whose visits are random accesses: the walk, the pull and the search (the pack
     // and the write-back may count a streaming pass over every vertex).
@@ -454,11 +456,8 @@ impl Ctx<'_> {
             for i in (member..trees.len()).step_by(members) {
                 // SAFETY: each index is one member's.
                 let t = unsafe { trees.get(i) };
-                ws.touched_listed = false;
-                match self.update_tree(t, ws, lists) {
-                    Ok(_) if ws.touched_listed && listed.load(Relaxed) => {
-                        touched.lock().extend((0..ws.candidates.len()).map(|i| ws.candidates.get(i)));
-                    }
+                match self.update_tree_listing(t, ws, lists) {
+                    Ok(true) if listed.load(Relaxed) => touched.lock().extend(touched_by(ws)),
                     Ok(_) => listed.store(false, Relaxed),
                     Err(e) => {
                         ok = false;
@@ -489,6 +488,14 @@ impl Ctx<'_> {
             Some((_, e)) => Err(e),
             None => Ok(listed.into_inner()),
         }
+    }
+
+    /// [`Ctx::update_tree`] for a MOSP result's tree: returns whether the repair listed the
+    /// vertices whose parents it changed ([`touched_by`]).
+    fn update_tree_listing(&self, t: &mut SsspResult, ws: &mut Workspace, lists: &mut ChangedLists) -> Result<bool> {
+        ws.touched_listed = false;
+        self.update_tree(t, ws, lists)?;
+        Ok(ws.touched_listed)
     }
 
     fn update_tree(&self, t: &mut SsspResult, ws: &mut Workspace, lists: &mut ChangedLists) -> Result<UpdateStats> {
@@ -841,11 +848,11 @@ mod tests {
         (raise, restore)
     }
 
-    /// Past a first tree whose local repair did some 20K vertices' work, the trees are
-    /// repaired side by side, each thread with its own workspace: the trees are a fresh MOSP
-    /// result's, and a steady state (repairs side by side and in turn) allocates nothing. The searches are forced onto one member,
-    /// whose structures then grow the same way from one update to the next (a team's probes
-    /// would grow its bins at pseudo-random updates).
+    /// Past a first tree whose local repair did some 20K vertices' work, the trees are repaired
+    /// side by side, each thread with its own workspace: the trees are a fresh MOSP result's, and
+    /// a steady state (repairs side by side and in turn) allocates nothing. The searches are
+    /// forced onto one member, whose structures then grow the same way from one update to the
+    /// next (a team's probes would grow its bins at pseudo-random updates).
     #[test]
     fn trees_repaired_side_by_side_allocate_nothing_in_steady_state() {
         use crate::mosp::{MospOptions, MospResult};
