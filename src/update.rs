@@ -737,6 +737,44 @@ mod tests {
         assert_eq!(runs[0].2, runs[1].2);
     }
 
+    /// A repair that the sample (not a quick walk) lets go on, and that it expects to search
+    /// fewer vertices than a search is timed for, runs on one member: never timed, such searches
+    /// would otherwise run as a team for good on a handle that has timed no team repair yet.
+    #[test]
+    fn a_small_repair_past_the_quick_walk_runs_on_one_member() {
+        use crate::mosp::{MospOptions, MospResult};
+        use std::sync::atomic::Ordering::Relaxed;
+        let side = 250;
+        let t = crate::io::generators::graphgen::grid(side, side, 3, 1, 100, 5).unwrap();
+        let mut g = Graph::new(Csr::from_arrays(t.n, t.k, t.row_ptr, t.col_ind, &t.weights, crate::WeightLayout::EdgeMajor).unwrap());
+        let quick = crate::sssp::engine::Adaptive::quick_changes_of(g.n());
+        let res = Resources::parallel(2).unwrap();
+        let opt = MospOptions::default();
+        let mut m = MospResult::compute(&res, &g, 0, &opt).unwrap();
+        // Every tree edge into the 16 x 16 corner farthest from the source, heavier by `raise`
+        // in every objective: more changes than the quick walk takes, whose subtrees stay
+        // near the corner.
+        for raise in [3, 1, 7] {
+            let mut b = Batch::new(3);
+            for v in (side - 16..side).flat_map(|y| (side - 16..side).map(move |x| y * side + x)) {
+                let p = m.tree(0).parents()[v] as usize;
+                let e = g.rows().first_edge(p, v as i32).unwrap();
+                let w: Vec<i32> = (0..3).map(|j| g.rows().column(j)[e] + raise).collect();
+                b.insert(p as i32, v as i32, &w);
+            }
+            assert!(b.view().ins_dst.len() > quick);
+            let teams = res.team_choice().team_repairs.load(Relaxed);
+            update(&res, &mut g, &b.view(), &mut [(&mut m).into()]).unwrap();
+            for s in m.objective_stats() {
+                assert!(!s.fallback_used && (s.pushes as usize) < MIN_WORK && s.visits.predict > 0, "raise {raise}: {s:?}");
+            }
+            assert_eq!(res.team_choice().team_repairs.load(Relaxed), teams, "raise {raise}: a team ran");
+            let fresh = MospResult::compute(&res, &g, 0, &opt).unwrap();
+            assert_eq!(m.combined_parents(), fresh.combined_parents(), "raise {raise}");
+            assert_eq!(m.path_costs(), fresh.path_costs(), "raise {raise}");
+        }
+    }
+
     /// The largest distance a result keeps for the shortcut rule is, whenever it is known, the
     /// tree's largest finite distance, through a stream of repairs and recomputes (deletions
     /// that cut vertices off, shortcuts that lower the farthest ones).

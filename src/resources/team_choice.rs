@@ -67,6 +67,9 @@ pub(crate) struct TeamChoice {
     next: AtomicU64,
     /// Tests: 1 forces a team, 2 one member (0: choose).
     forced: AtomicU8,
+    /// Tests: repairs chosen to run as a team.
+    #[cfg(test)]
+    pub(crate) team_repairs: AtomicU64,
 }
 
 /// Whether search `i` of a slot is a probe: one in [`PROBE_EVERY`], by Fibonacci hashing.
@@ -98,10 +101,20 @@ impl TeamChoice {
     }
 
     /// True when the next search of `kind` on a graph of `n` vertices and `m` edges runs on one
-    /// member. `work`: the vertices the search is known to touch at most, where known: below
-    /// [`MIN_WORK`], too few to be timed for the choice, it runs on one member (a team's wake-up
-    /// costs more than such a search).
+    /// member. `work`: the vertices the search is expected to touch, where known (a repair's
+    /// quick walk counts them, its sample estimates them): below [`MIN_WORK`], too few to be
+    /// timed for the choice, it runs on one member (a team's wake-up costs more than such a
+    /// search).
     pub(crate) fn solo(&self, kind: SearchKind, n: usize, m: usize, work: Option<usize>) -> bool {
+        let solo = self.choose(kind, n, m, work);
+        #[cfg(test)]
+        if !solo && kind == SearchKind::Repair {
+            self.team_repairs.fetch_add(1, Relaxed);
+        }
+        solo
+    }
+
+    fn choose(&self, kind: SearchKind, n: usize, m: usize, work: Option<usize>) -> bool {
         match self.forced.load(Relaxed) {
             1 => return false,
             2 => return true,

@@ -261,9 +261,12 @@ pub(crate) fn update<'i, E: Exec>(
         // the sample's walks up the tree cost thousands of steps. A walk
         // that passes the cap falls back to the sample, having cost no more than it would.
         let mut quick: Option<(i32, usize)> = None;
-        // The vertices a quick walk found the repair to search: at most its invalidated ones and
-        // those below its improving heads (where the search stays, but for shortcuts).
-        let mut quick_work = None;
+        // The vertices the repair is expected to search, where known: a quick walk's invalidated
+        // ones and those below its improving heads (where the search stays, but for shortcuts),
+        // else the sample's estimate of them. Too few to time, the search runs on one member:
+        // never timed, such repairs would otherwise run as a team for good (a wake-up and two
+        // barriers a round, 1.5-2x one member's time on usroads' 100-change batches).
+        let mut expected_work = None;
         if let (Some(a @ Adaptive { predict_share: Some(share), .. }), OldTree::Trusted) = (adaptive, old_tree) {
             let largest = || match old_largest.get() {
                 Some(l) => l,
@@ -288,7 +291,7 @@ pub(crate) fn update<'i, E: Exec>(
                     let below = count_below_heads(&run, ws, &changes, dist, parent, g0, g, cap - count);
                     stats.visits.predict += (changes.heads.len() + ws.frontier.len()) as i64;
                     quick = quick.filter(|_| below.is_some());
-                    quick_work = below.map(|b| ws.candidates.len() + b + changes.heads.len());
+                    expected_work = below.map(|b| ws.candidates.len() + b + changes.heads.len());
                 }
             }
             if let Some((g0, count)) = quick {
@@ -314,6 +317,7 @@ pub(crate) fn update<'i, E: Exec>(
                 stats.visits.predict += p.visited as i64;
                 heads = p.improving_heads;
                 roots_listed = p.roots_listed;
+                expected_work = p.searched;
                 predicted = p.recompute(share) && may(dist, parent);
                 may_recompute = predicted || !p.informative;
                 if predicted && !a.exact_count {
@@ -330,7 +334,7 @@ pub(crate) fn update<'i, E: Exec>(
         // (see below): handed to the pool, such a walk cost more than inline. Asking before
         // every walk gained nothing (docs/performance.md, "Tried and not kept").
         let early = (!may_recompute).then(|| {
-            let solo = exec.solo(SearchKind::Repair, n, run.out.edges, quick_work);
+            let solo = exec.solo(SearchKind::Repair, n, run.out.edges, expected_work);
             exec.loops_inline(solo);
             solo
         });

@@ -39,6 +39,9 @@ pub(super) struct Prediction {
     /// bound of the sample's estimate when a subset decided; the distinct roots, a lower bound
     /// too, when the shortcut rule decided before any sample).
     pub invalidated: i64,
+    /// Estimated number of vertices a repair searches (under a root or an improving head of the
+    /// changes examined), where the sample was informative.
+    pub searched: Option<usize>,
     /// Insertion heads whose distance the insertion strictly lowers (exact when every change was
     /// examined and `enough` is false).
     pub improving_heads: usize,
@@ -126,6 +129,7 @@ fn judge(q: &Question<'_>, gens: &mut Generations, stride: usize, samples: usize
             return Prediction {
                 affected: 0.0,
                 invalidated: m.distinct_roots as i64,
+                searched: None,
                 improving_heads: m.improving_heads,
                 enough: false,
                 informative: false,
@@ -147,6 +151,7 @@ fn judge(q: &Question<'_>, gens: &mut Generations, stride: usize, samples: usize
     let mut p = Prediction {
         affected: if informative { s.affected as f64 / s.reachable as f64 } else { 0.0 },
         invalidated: if informative { (s.rooted as f64 / s.probes as f64 * n as f64).round() as i64 } else { 0 },
+        searched: informative.then(|| (s.affected as f64 / s.probes as f64 * n as f64).round() as usize),
         improving_heads: m.improving_heads,
         enough: informative && m.reached,
         informative,
