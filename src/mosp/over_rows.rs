@@ -8,7 +8,8 @@
 //! about as long as the solve). Every combined weight is at least 1 and below [`RING`], so the
 //! buckets of a ring of `RING` distances, taken in order, expand each vertex once, at its final
 //! distance, after all of its tight in-neighbours: each vertex keeps the lowest-id one, the
-//! canonical tree the engines' solve gives.
+//! canonical tree the engines' solve gives. The K parents and distance of each vertex are kept
+//! in one record ([`Dense`]), unless the trees reach a small part of the graph ([`Sparse`]).
 //!
 //! A tree's parent edge missing from the updated graph (adopted trees are only trusted to hold
 //! edges) would leave a combined edge out: the distinct edges the search met are counted against
@@ -40,11 +41,11 @@ const UNSEEN: i32 = i32::MAX;
 #[derive(Default)]
 pub(crate) struct RowsScratch {
     ring: DialRing,
-    /// A record per vertex: its parents and its distance so far.
+    /// A record per vertex: its parents and its distance so far (see [`Dense`]).
     rec: Vec<i32>,
     /// The tail of the last edge into each vertex that the search counted from a row longer than
     /// [`SHORT_ROW`], so that parallel edges count once: a tail's row is read whole at its one
-    /// expansion.
+    /// expansion. Empty until a search meets such a row.
     met: Vec<i32>,
 }
 
@@ -117,26 +118,11 @@ fn solve<const K: usize>(
     if (n as u64).saturating_mul(RING as u64) >= UNSEEN as u64 {
         return None;
     }
-    // A record per vertex: its K parents, then its distance so far, in one cache line (the
-    // search reads all of them for every head of a row it expands). The trees' edges are
-    // counted as the build counts them.
-    // K parents and the distance, in a power of two of words: a record never straddles lines.
-    const STRIDE_OF: [usize; MASK_TREES + 1] = [1, 2, 4, 4, 8];
-    let stride_k = STRIDE_OF[K];
-    s.rec.clear();
-    s.rec.resize(n * stride_k, UNSEEN);
-    s.met.clear();
-    s.met.resize(n, -1);
     let (mut edges, mut weight_sum) = (0usize, 0i64);
     let mut tails = [0i32; K];
-    for v in 0..n {
-        parent[v] = -1;
-        let rec = &mut s.rec[v * stride_k..v * stride_k + K];
-        for j in 0..K {
-            rec[j] = held[j][v];
-        }
+    let mut count = |v: usize| {
         if v == source || unreached(&held, v) {
-            continue;
+            return;
         }
         write_tails(&held, v, source, &mut tails);
         for j in 0..K {
@@ -145,25 +131,158 @@ fn solve<const K: usize>(
                 weight_sum += weight_of(&tails, tails[j], terms, base) as i64;
             }
         }
+    };
+    // The trees' edges are counted as the build counts them, in the pass that sets up the
+    // records.
+    let solved = if reaches_little(&held, source, n) {
+        for v in 0..n {
+            parent[v] = -1;
+            dist[v] = DISTANCE_INF;
+            count(v);
+        }
+        search(graph, source, &by_mask, &mut s.ring, &mut s.met, parent, &mut Sparse { held, dist })
+    } else {
+        // K parents and the distance, in a power of two of words: a record never straddles
+        // lines.
+        const STRIDE_OF: [usize; MASK_TREES + 1] = [1, 2, 4, 4, 8];
+        let stride = STRIDE_OF[K];
+        s.rec.clear();
+        s.rec.resize(n * stride, UNSEEN);
+        for v in 0..n {
+            parent[v] = -1;
+            for (r, p) in s.rec[v * stride..v * stride + K].iter_mut().zip(held) {
+                *r = p[v];
+            }
+            count(v);
+        }
+        let solved = search(graph, source, &by_mask, &mut s.ring, &mut s.met, parent, &mut Dense::<K> { rec: &mut s.rec, stride });
+        for (v, x) in dist.iter_mut().enumerate() {
+            let d = s.rec[v * stride + K];
+            *x = if d == UNSEEN { DISTANCE_INF } else { d as i64 };
+        }
+        solved
+    };
+    let (met, largest, stats) = solved;
+    // A tree edge the rows lack: the graph of the trees differs from the one searched.
+    if met != edges {
+        return None;
     }
-    s.ring.reset(RING);
-    let rec = &mut s.rec[..];
-    rec[source * stride_k + K] = 0;
-    s.ring.push(source as u32, 0);
+    Some(Solved { edges, weight_sum, largest: largest as i64, stats })
+}
+
+/// Vertices sampled, evenly spread over the ids, by [`reaches_little`].
+const PROBES: usize = 256;
+
+/// Whether the trees reach under one vertex in [`SPARSE_SHARE`] of the sample: the search then
+/// keeps no records (see [`Sparse`]).
+const SPARSE_SHARE: usize = 16;
+
+fn reaches_little<const K: usize>(held: &[&[i32]; K], source: usize, n: usize) -> bool {
+    let step = (n / PROBES).max(1);
+    let (mut probes, mut reached) = (0, 0);
+    for v in (0..n).step_by(step) {
+        probes += 1;
+        reached += (v == source || !unreached(held, v)) as usize;
+    }
+    reached * SPARSE_SHARE < probes
+}
+
+/// What the search keeps of each vertex: its K parents and its distance so far.
+trait Records {
+    /// The trees (a bit each) in which `me` is `h`'s parent.
+    fn mask(&self, h: usize, me: i32) -> usize;
+    fn dist(&self, h: usize) -> i32;
+    fn set_dist(&mut self, h: usize, d: i32);
+    /// Asks for what [`Records::mask`] and [`Records::dist`] of `h` read.
+    fn ask(&self, h: usize);
+}
+
+/// A record per vertex, its K parents then its distance, in one cache line: the search reads
+/// all of them for every head of a row it expands.
+struct Dense<'a, const K: usize> {
+    rec: &'a mut [i32],
+    stride: usize,
+}
+
+impl<const K: usize> Records for Dense<'_, K> {
+    #[inline(always)]
+    fn mask(&self, h: usize, me: i32) -> usize {
+        let r = &self.rec[h * self.stride..h * self.stride + K];
+        (0..K).fold(0usize, |m, j| m | (((r[j] == me) as usize) << j))
+    }
+    #[inline(always)]
+    fn dist(&self, h: usize) -> i32 {
+        self.rec[h * self.stride + K]
+    }
+    #[inline(always)]
+    fn set_dist(&mut self, h: usize, d: i32) {
+        self.rec[h * self.stride + K] = d;
+    }
+    #[inline(always)]
+    fn ask(&self, h: usize) {
+        prefetch(&self.rec[h * self.stride]);
+    }
+}
+
+/// Where the trees reach a small part of the graph (usroads from vertex 0: 352 vertices of
+/// 129K), the parents are read from the trees and the distances kept in the result's: the
+/// records' pages, written whole for a few hundred vertices, took half of the solve.
+struct Sparse<'a, const K: usize> {
+    held: [&'a [i32]; K],
+    dist: &'a mut [i64],
+}
+
+impl<const K: usize> Records for Sparse<'_, K> {
+    #[inline(always)]
+    fn mask(&self, h: usize, me: i32) -> usize {
+        (0..K).fold(0usize, |m, j| m | (((self.held[j][h] == me) as usize) << j))
+    }
+    #[inline(always)]
+    fn dist(&self, h: usize) -> i32 {
+        match self.dist[h] {
+            DISTANCE_INF => UNSEEN,
+            d => d as i32,
+        }
+    }
+    #[inline(always)]
+    fn set_dist(&mut self, h: usize, d: i32) {
+        self.dist[h] = d as i64;
+    }
+    #[inline(always)]
+    fn ask(&self, _h: usize) {}
+}
+
+/// The search of [`solve_over_rows`] from `source` over `rec`, every vertex unreached but the
+/// source, its parents in `parent` all -1: the distinct tree edges it met, the largest distance
+/// and the counters.
+fn search<R: Records>(
+    graph: &OutView<'_>,
+    source: usize,
+    by_mask: &[i32; 1 << MASK_TREES],
+    ring: &mut DialRing,
+    met_by: &mut Vec<i32>,
+    parent: &mut [i32],
+    rec: &mut R,
+) -> (usize, i32, UpdateStats) {
+    let n = parent.len();
+    met_by.clear();
+    ring.reset(RING);
+    rec.set_dist(source, 0);
+    ring.push(source as u32, 0);
     let mut met = 0usize;
     let mut stats = UpdateStats { packed_parents: true, ..Default::default() };
     let (mut d, mut largest) = (0i32, 0i32);
     let (bounds, stride) = (graph.bounds, graph.stride);
-    while let Some(next) = s.ring.next(d as u64) {
+    while let Some(next) = ring.next(d as u64) {
         d = next as i32;
         stats.iterations += 1;
-        let bucket = s.ring.take(d as u64);
+        let bucket = ring.take(d as u64);
         for (i, &v) in bucket.iter().enumerate() {
             // Three stages ahead: an entry's row bounds and record, then its row's heads, then
             // the heads' records.
             if let Some(&u) = bucket.get(i + 2 * AHEAD) {
                 prefetch(&bounds[u as usize * stride]);
-                prefetch(&rec[u as usize * stride_k]);
+                rec.ask(u as usize);
             }
             if let Some(&u) = bucket.get(i + AHEAD) {
                 if let Some(h) = graph.col.get(graph.unchecked_row(u as usize).start) {
@@ -172,12 +291,12 @@ fn solve<const K: usize>(
             }
             if let Some(&u) = bucket.get(i + AHEAD / 2) {
                 for &h in &graph.col[graph.unchecked_row(u as usize)] {
-                    prefetch(&rec[h as usize * stride_k]);
+                    rec.ask(h as usize);
                 }
             }
             let v = v as usize;
             // An entry left behind when v was queued again at a lower distance.
-            if rec[v * stride_k + K] != d {
+            if rec.dist(v) != d {
                 continue;
             }
             stats.pushes += 1;
@@ -185,12 +304,11 @@ fn solve<const K: usize>(
             let me = v as i32;
             let row = &graph.col[graph.unchecked_row(v)];
             // The heads of a short row counted so far, to count parallel edges once without
-            // `met`, whose load per edge missed the cache (a quarter of the solve's samples).
+            // `met_by`, whose load per edge missed the cache (a quarter of the solve's samples).
             let (mut seen, mut counted) = ([0i32; SHORT_ROW], 0);
             for &h in row {
                 let hu = h as usize;
-                let r = &mut rec[hu * stride_k..hu * stride_k + stride_k];
-                let m = (0..K).fold(0usize, |m, j| m | (((r[j] == me) as usize) << j));
+                let m = rec.mask(hu, me);
                 if m == 0 || hu == v || hu == source {
                     continue;
                 }
@@ -200,32 +318,31 @@ fn solve<const K: usize>(
                         counted += 1;
                         met += 1;
                     }
-                } else if s.met[hu] != me {
-                    s.met[hu] = me;
-                    met += 1;
+                } else {
+                    // Made at the first long row: road networks have none.
+                    if met_by.len() != n {
+                        met_by.resize(n, -1);
+                    }
+                    if met_by[hu] != me {
+                        met_by[hu] = me;
+                        met += 1;
+                    }
                 }
                 let nd = d + by_mask[m];
-                if nd < r[K] {
-                    r[K] = nd;
+                let old = rec.dist(hu);
+                if nd < old {
+                    rec.set_dist(hu, nd);
                     parent[hu] = me;
-                    s.ring.push(h as u32, nd as u64);
-                } else if nd == r[K] && me < parent[hu] {
+                    ring.push(h as u32, nd as u64);
+                } else if nd == old && me < parent[hu] {
                     parent[hu] = me;
                 }
             }
         }
-        s.ring.put(d as u64, bucket);
-    }
-    // A tree edge the rows lack: the graph of the trees differs from the one searched.
-    if met != edges {
-        return None;
-    }
-    for (v, x) in dist.iter_mut().enumerate() {
-        let d = rec[v * stride_k + K];
-        *x = if d == UNSEEN { DISTANCE_INF } else { d as i64 };
+        ring.put(d as u64, bucket);
     }
     stats.affected = stats.pushes;
-    Some(Solved { edges, weight_sum, largest: largest as i64, stats })
+    (met, largest, stats)
 }
 
 #[cfg(test)]
@@ -275,29 +392,39 @@ mod tests {
     }
 
     /// K trees rooted at `source` over a random order of the vertices (a parent comes earlier in
-    /// it), some vertices reached by none; and the rows of a graph holding their edges, as the
-    /// combined graph's tests make them (parallel edges, self-loops, other edges, a long row).
-    fn case(rng: &mut Mt19937, n: usize, k: usize, source: usize) -> (Vec<Vec<i32>>, Vec<i32>, Vec<i32>) {
+    /// it), some vertices reached by none (most, where `few`); and the rows of a graph holding
+    /// their edges, as the combined graph's tests make them (parallel edges, self-loops, other
+    /// edges, a long row).
+    fn case(rng: &mut Mt19937, n: usize, k: usize, source: usize, few: bool) -> (Vec<Vec<i32>>, Vec<i32>, Vec<i32>) {
         let mut order: Vec<usize> = (0..n).filter(|&v| v != source).collect();
         for i in (1..order.len()).rev() {
             order.swap(i, rng.next_u32() as usize % (i + 1));
         }
         order.insert(0, source);
-        let reached: Vec<bool> = (0..n).map(|v| v == source || !rng.next_u32().is_multiple_of(7)).collect();
+        let reached: Vec<bool> = (0..n).map(|v| v == source || if few { rng.next_u32().is_multiple_of(60) } else { !rng.next_u32().is_multiple_of(7) }).collect();
         let mut trees = vec![vec![-1i32; n]; k];
+        // The vertices reached so far, in order (where `few`: most earlier ones are not).
+        let mut earlier = vec![source];
         for (i, &v) in order.iter().enumerate().skip(1) {
             if !reached[v] {
                 continue;
             }
             for t in trees.iter_mut() {
                 // Among the last few reached before v (trees that often agree), or any earlier.
-                let pick = |r: u32| order[i - 1 - (r as usize % i.min(if r.is_multiple_of(3) { i } else { 3 }))];
-                let mut p = pick(rng.next_u32());
-                while !reached[p] {
-                    p = pick(rng.next_u32());
-                }
+                let p = if few {
+                    let r = rng.next_u32() as usize;
+                    earlier[earlier.len() - 1 - r / 3 % if r.is_multiple_of(3) { earlier.len() } else { earlier.len().min(3) }]
+                } else {
+                    let pick = |r: u32| order[i - 1 - (r as usize % i.min(if r.is_multiple_of(3) { i } else { 3 }))];
+                    let mut p = pick(rng.next_u32());
+                    while !reached[p] {
+                        p = pick(rng.next_u32());
+                    }
+                    p
+                };
                 t[v] = p as i32;
             }
+            earlier.push(v);
         }
         let (row_ptr, col) = super::super::combined_graph::tests::graph_of(rng, &trees, source);
         (trees, row_ptr, col)
@@ -307,13 +434,18 @@ mod tests {
     fn over_the_rows_it_is_the_canonical_tree_of_the_combined_graph() {
         let mut rng = Mt19937::new(31);
         let mut s = RowsScratch::default();
-        for round in 0..40 {
+        for round in 0..60 {
             let k = 1 + round % MASK_TREES;
-            let (n, source) = (50 + rng.next_u32() as usize % 400, rng.next_u32() as usize % 50);
+            // From round 40 the trees reach a few vertices of many: the search keeps no records.
+            let few = round >= 40;
+            let (n, source) = if few { (3000 + rng.next_u32() as usize % 3000, rng.next_u32() as usize % 3000) } else { (50 + rng.next_u32() as usize % 400, rng.next_u32() as usize % 50) };
+            if few {
+                s = RowsScratch::default();
+            }
             // Unit preferences (weights 1 to K), then others (weights up to base - 1).
             let terms: Vec<i64> = (0..k).map(|j| if round % 2 == 0 { 1 } else { 1 + (j as i64 * 7 + round as i64) % 5 }).collect();
             let base = terms.iter().sum::<i64>() + 1 + (round as i64 % 3);
-            let (trees, row_ptr, col) = case(&mut rng, n, k, source);
+            let (trees, row_ptr, col) = case(&mut rng, n, k, source, few);
             let w = vec![1; col.len()];
             let graph = OutView { bounds: &row_ptr, stride: 1, n, col: &col, w: &w, edges: col.len(), guard: None };
             let parents: Vec<&[i32]> = trees.iter().map(Vec::as_slice).collect();
@@ -321,6 +453,7 @@ mod tests {
             let got = solve_over_rows(&graph, &parents, source, &terms, base, &mut s, &mut dist, &mut parent).expect("every tree edge is in the rows");
             let (want_dist, want_parent, edges, sum) = by_definition(&trees, source, &terms, base);
             let what = format!("round {round}: K = {k}, n = {n}");
+            assert_eq!(s.rec.is_empty(), few, "{what}: records kept");
             assert_eq!(dist, want_dist, "{what}");
             assert_eq!(parent, want_parent, "{what}");
             assert_eq!((got.edges, got.weight_sum), (edges, sum), "{what}");
@@ -344,7 +477,7 @@ mod tests {
     #[test]
     fn weights_past_the_ring_are_left_to_the_build() {
         let mut rng = Mt19937::new(4);
-        let (trees, row_ptr, col) = case(&mut rng, 60, 2, 0);
+        let (trees, row_ptr, col) = case(&mut rng, 60, 2, 0, false);
         let n = 60;
         let w = vec![1; col.len()];
         let graph = OutView { bounds: &row_ptr, stride: 1, n, col: &col, w: &w, edges: col.len(), guard: None };
