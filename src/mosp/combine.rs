@@ -288,8 +288,10 @@ pub(crate) fn combine_and_solve(
             let repairs = previous && keep && !e.reference();
             // Nothing kept, nothing to repair and one thread: no combined graph is built (see
             // `over_rows`). With more threads the build's passes and a team's search are faster
-            // (the 1000^2 grid's local 10K batch at 2 threads: 0.69x of the solve over the rows).
-            if !previous && !keep && !e.reference() && !e.concurrent_loops() {
+            // (the 1000^2 grid's local 10K batch at 2 threads: 0.69x of the solve over the rows),
+            // unless the trees reach a small part of the graph.
+            let over_rows = !e.concurrent_loops() || super::over_rows::trees_reach_little(parents, source);
+            if !previous && !keep && !e.reference() && over_rows {
                 if let Some(s) = super::over_rows::solve_over_rows(graph, parents, source, &terms, base, &mut cw.rows, dist, parent) {
                     *largest = Some(s.largest);
                     return Ok(Combined {

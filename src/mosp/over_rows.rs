@@ -177,7 +177,15 @@ const PROBES: usize = 256;
 /// keeps no records (see [`Sparse`]).
 const SPARSE_SHARE: usize = 16;
 
-fn reaches_little<const K: usize>(held: &[&[i32]; K], source: usize, n: usize) -> bool {
+/// Whether the trees `parents` reach under one vertex in [`SPARSE_SHARE`] of a sample: then the
+/// solve over the rows keeps no records, and costs less than a parallel build on any number of
+/// threads.
+pub(crate) fn trees_reach_little(parents: &[&[i32]], source: usize) -> bool {
+    let n = parents.first().map_or(0, |p| p.len());
+    source < n && reaches_little(parents, source, n)
+}
+
+fn reaches_little(held: &[&[i32]], source: usize, n: usize) -> bool {
     let step = (n / PROBES).max(1);
     let (mut probes, mut reached) = (0, 0);
     for v in (0..n).step_by(step) {
