@@ -290,9 +290,10 @@ pub(crate) fn combine_and_solve(
             // `over_rows`). With more threads the build's passes and a team's search are faster
             // (the 1000^2 grid's local 10K batch at 2 threads: 0.69x of the solve over the rows),
             // unless the trees reach a small part of the graph.
-            let over_rows = !e.concurrent_loops() || super::over_rows::trees_reach_little(parents, source);
-            if !previous && !keep && !e.reference() && over_rows {
-                if let Some(s) = super::over_rows::solve_over_rows(graph, parents, source, &terms, base, &mut cw.rows, dist, parent) {
+            let afresh = !previous && !keep && !e.reference();
+            let little = afresh && super::over_rows::trees_reach_little(parents, source);
+            if afresh && (little || !e.concurrent_loops()) {
+                if let Some(s) = super::over_rows::solve_over_rows(graph, parents, source, &terms, base, &mut cw.rows, dist, parent, little) {
                     *largest = Some(s.largest);
                     return Ok(Combined {
                         edges: s.edges,

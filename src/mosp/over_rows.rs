@@ -70,7 +70,9 @@ pub(crate) struct Solved {
 /// The canonical tree of the combined graph of `parents` (K trees, K from 1 to [`MASK_TREES`])
 /// from `source`, into `dist`/`parent`, searched over `graph`'s rows; `None`, with
 /// `dist`/`parent` overwritten, where it does not apply: a combined weight outside [1, RING),
-/// rows guarded or of another size, or a tree's parent edge missing from `graph`.
+/// rows guarded or of another size, or a tree's parent edge missing from `graph`. `little`:
+/// the trees reach a small part of the graph ([`trees_reach_little`]), and the search keeps no
+/// records.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn solve_over_rows(
     graph: &OutView<'_>,
@@ -81,12 +83,13 @@ pub(crate) fn solve_over_rows(
     s: &mut RowsScratch,
     dist: &mut [i64],
     parent: &mut [i32],
+    little: bool,
 ) -> Option<Solved> {
     match parents.len() {
-        1 => solve::<1>(graph, parents, source, terms, base, s, dist, parent),
-        2 => solve::<2>(graph, parents, source, terms, base, s, dist, parent),
-        3 => solve::<3>(graph, parents, source, terms, base, s, dist, parent),
-        4 => solve::<4>(graph, parents, source, terms, base, s, dist, parent),
+        1 => solve::<1>(graph, parents, source, terms, base, s, dist, parent, little),
+        2 => solve::<2>(graph, parents, source, terms, base, s, dist, parent, little),
+        3 => solve::<3>(graph, parents, source, terms, base, s, dist, parent, little),
+        4 => solve::<4>(graph, parents, source, terms, base, s, dist, parent, little),
         _ => None,
     }
 }
@@ -101,6 +104,7 @@ fn solve<const K: usize>(
     s: &mut RowsScratch,
     dist: &mut [i64],
     parent: &mut [i32],
+    little: bool,
 ) -> Option<Solved> {
     const { assert!(K <= MASK_TREES && MASK_TREES <= MAX_OBJECTIVES) };
     let n = dist.len();
@@ -134,7 +138,7 @@ fn solve<const K: usize>(
     };
     // The trees' edges are counted as the build counts them, in the pass that sets up the
     // records.
-    let solved = if reaches_little(&held, source, n) {
+    let solved = if little {
         for v in 0..n {
             parent[v] = -1;
             dist[v] = DISTANCE_INF;
@@ -170,27 +174,23 @@ fn solve<const K: usize>(
     Some(Solved { edges, weight_sum, largest: largest as i64, stats })
 }
 
-/// Vertices sampled, evenly spread over the ids, by [`reaches_little`].
+/// Vertices sampled, evenly spread over the ids, by [`trees_reach_little`].
 const PROBES: usize = 256;
 
-/// Whether the trees reach under one vertex in [`SPARSE_SHARE`] of the sample: the search then
-/// keeps no records (see [`Sparse`]).
+/// The trees reach a small part of the graph where they reach under one sampled vertex in this
+/// many.
 const SPARSE_SHARE: usize = 16;
 
 /// Whether the trees `parents` reach under one vertex in [`SPARSE_SHARE`] of a sample: then the
-/// solve over the rows keeps no records, and costs less than a parallel build on any number of
-/// threads.
+/// solve over the rows keeps no records (see [`Sparse`]), and costs less than a parallel build
+/// on any number of threads.
 pub(crate) fn trees_reach_little(parents: &[&[i32]], source: usize) -> bool {
     let n = parents.first().map_or(0, |p| p.len());
-    source < n && reaches_little(parents, source, n)
-}
-
-fn reaches_little(held: &[&[i32]], source: usize, n: usize) -> bool {
     let step = (n / PROBES).max(1);
     let (mut probes, mut reached) = (0, 0);
     for v in (0..n).step_by(step) {
         probes += 1;
-        reached += (v == source || !unreached(held, v)) as usize;
+        reached += (v == source || !unreached(parents, v)) as usize;
     }
     reached * SPARSE_SHARE < probes
 }
@@ -458,7 +458,8 @@ mod tests {
             let graph = OutView { bounds: &row_ptr, stride: 1, n, col: &col, w: &w, edges: col.len(), guard: None };
             let parents: Vec<&[i32]> = trees.iter().map(Vec::as_slice).collect();
             let (mut dist, mut parent) = (vec![7i64; n], vec![7i32; n]);
-            let got = solve_over_rows(&graph, &parents, source, &terms, base, &mut s, &mut dist, &mut parent).expect("every tree edge is in the rows");
+            assert_eq!(trees_reach_little(&parents, source), few, "round {round}: the sample");
+            let got = solve_over_rows(&graph, &parents, source, &terms, base, &mut s, &mut dist, &mut parent, few).expect("every tree edge is in the rows");
             let (want_dist, want_parent, edges, sum) = by_definition(&trees, source, &terms, base);
             let what = format!("round {round}: K = {k}, n = {n}");
             assert_eq!(s.rec.is_empty(), few, "{what}: records kept");
@@ -478,7 +479,7 @@ mod tests {
                 }
             }
             let graph = OutView { col: &cut, ..graph };
-            assert!(solve_over_rows(&graph, &parents, source, &terms, base, &mut s, &mut dist, &mut parent).is_none(), "{what}");
+            assert!(solve_over_rows(&graph, &parents, source, &terms, base, &mut s, &mut dist, &mut parent, few).is_none(), "{what}");
         }
     }
 
@@ -493,7 +494,7 @@ mod tests {
         let (mut dist, mut parent) = (vec![0i64; n], vec![0i32; n]);
         let mut s = RowsScratch::default();
         // An edge of one tree weighs base - 1: RING - 1 is taken, RING is not.
-        assert!(solve_over_rows(&graph, &parents, 0, &[1, 1], RING as i64, &mut s, &mut dist, &mut parent).is_some());
-        assert!(solve_over_rows(&graph, &parents, 0, &[1, 1], RING as i64 + 1, &mut s, &mut dist, &mut parent).is_none());
+        assert!(solve_over_rows(&graph, &parents, 0, &[1, 1], RING as i64, &mut s, &mut dist, &mut parent, false).is_some());
+        assert!(solve_over_rows(&graph, &parents, 0, &[1, 1], RING as i64 + 1, &mut s, &mut dist, &mut parent, false).is_none());
     }
 }
