@@ -603,13 +603,17 @@ pub(crate) mod fast {
     /// `out[v]`, from a file fed in pieces of whole lines; [`Records::complete`] once all n
     /// vertices were listed.
     pub struct Records {
-        seen: Vec<bool>,
+        /// A bit per vertex, set until it is listed. Ones, so that the pages are written when
+        /// made: zeroed ones would be mapped read-only at the first test and copied at the first
+        /// set, a second fault that also flushes the other threads' TLBs.
+        unseen: Vec<u64>,
+        n: usize,
         count: usize,
     }
 
     impl Records {
         pub fn new(n: usize) -> Self {
-            Records { seen: vec![false; n], count: 0 }
+            Records { unseen: vec![!0; n.div_ceil(64)], n, count: 0 }
         }
 
         /// The next piece (whole lines, the last one perhaps without its newline).
@@ -624,9 +628,11 @@ pub(crate) mod fast {
                 let v = digits(buf, &mut i).filter(|&v| (v as usize) < n)? as usize;
                 skip_blanks(buf, &mut i);
                 let x = value(buf, &mut i)?;
-                if std::mem::replace(&mut self.seen[v], true) {
+                let (word, bit) = (&mut self.unseen[v / 64], 1u64 << (v % 64));
+                if *word & bit == 0 {
                     return None;
                 }
+                *word &= !bit;
                 out[v] = x;
                 self.count += 1;
             }
@@ -634,7 +640,7 @@ pub(crate) mod fast {
 
         /// Whether every vertex was listed.
         pub fn complete(&self) -> bool {
-            self.count == self.seen.len()
+            self.count == self.n
         }
     }
 }
@@ -1173,6 +1179,27 @@ fn check_shape(t: &CsrText) -> Result<()> {
 mod tests {
     use super::lex::{parse_i64, push_i64, Num};
     use super::*;
+
+    /// Every vertex listed once completes the records, in any order and across the bit words; a
+    /// vertex listed again (at a word's first and last bit, and past a word) is refused.
+    #[test]
+    fn records_take_each_vertex_once() {
+        let value = |b: &[u8], i: &mut usize| fast::digits(b, i);
+        for n in [1, 63, 64, 65, 130] {
+            let text: String = (0..n).rev().map(|v| format!("{v} {}\n", v * 3)).collect();
+            let mut out = vec![0u64; n];
+            let mut r = fast::Records::new(n);
+            let (a, b) = text.as_bytes().split_at(text.find('\n').unwrap() + 1);
+            assert!(r.feed(a, &mut out, value).is_some() && r.complete() == (n == 1), "n {n}");
+            assert!(r.feed(b, &mut out, value).is_some() && r.complete(), "n {n}");
+            assert!(out.iter().enumerate().all(|(v, &x)| x as usize == v * 3), "n {n}");
+            for v in [0, 63, 64, n - 1].into_iter().filter(|&v| v < n) {
+                let mut r = fast::Records::new(n);
+                let again = format!("{text}{v} 1\n");
+                assert!(r.feed(again.as_bytes(), &mut out, value).is_none(), "n {n}, vertex {v} again");
+            }
+        }
+    }
 
     #[test]
     fn the_counter_writes_each_number_as_put_i64_does() {
