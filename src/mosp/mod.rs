@@ -221,9 +221,12 @@ impl MospResult {
             source,
             prefs,
             trees,
-            // Sized for the combine (which solves into them); calloc'd, so untouched until then.
-            combined_dist: Arc::new(vec![0; graph.n()]),
-            combined_parent: Arc::new(vec![0; graph.n()]),
+            // Sized for the combine, which solves into them. Written now: a write-back reads a
+            // vertex before it writes it, and a zeroed page read first is copied at the write,
+            // a second fault that flushes every thread's TLB (the 1000^2 grid at 2 threads: the
+            // combine's write-back 16 ms, most of it those faults).
+            combined_dist: Arc::new(vec![crate::distance::DISTANCE_INF; graph.n()]),
+            combined_parent: Arc::new(vec![-1; graph.n()]),
             costs: Arc::new(Vec::new()),
             kg: graph.k(),
             combine_stats: CombineStats::default(),
