@@ -238,3 +238,31 @@ fn a_drop_in_call_whose_changes_invalidate_no_root_walks_no_vertex() {
         assert_eq!((s.invalidated, s.visits.invalidate), (0, n as i64), "{threads} threads");
     }
 }
+
+#[test]
+fn a_drop_in_call_with_many_insertions_packs_the_whole_tree() {
+    // A batch of more than n / 32 insertions spreads gains over most of the tree, which a
+    // repair then meets: the clean tree is packed in one pass (n visits) instead of each word
+    // loaded when met; fewer insertions leave it loaded lazily. Either way the updated graph's tree.
+    let t = grid(100, 100, 1, 1, 100, 11).unwrap();
+    let n = t.n;
+    let res = Resources::parallel(1).unwrap();
+    for (inserted, packed_whole) in [(n / 32 + 8, true), (n / 64, false)] {
+        let (mut dist, mut parent) = (vec![0i64; n], vec![0i32; n]);
+        dyng::sosp_solve_arrays(&res, arrays(&t.row_ptr, &t.col_ind, &t.weights), 0, 0, 0, &mut dist, &mut parent).unwrap();
+        let mut g = Graph::new(Csr::from_arrays(t.n, 1, t.row_ptr.clone(), t.col_ind.clone(), &t.weights, WeightLayout::EdgeMajor).unwrap());
+        let mut b = dyng::Batch::new(1);
+        let heads: Vec<i32> = (0..inserted).map(|i| ((i * 7919 + 13) % n) as i32).collect();
+        for (i, &v) in heads.iter().enumerate() {
+            b.insert(((i * 104_729 + 5) % n) as i32, v, &[1 + (i % 3) as i32]);
+        }
+        dyng::update(&res, &mut g, &b.view(), &mut []).unwrap();
+        let c = g.to_csr();
+        let (rp, col, w) = (c.row_ptr(), c.col_ind(), c.weights());
+        let s = dyng::sosp_update_arrays(&res, arrays(rp, col, w), None, &[], &[], &heads, 0, 0, 100, &mut dist, &mut parent).unwrap();
+        assert_eq!(s.visits.pack == n as i64, packed_whole, "{inserted} insertions: {:?}", s.visits);
+        let (mut fresh_d, mut fresh_p) = (vec![0i64; n], vec![0i32; n]);
+        dyng::sosp_solve_arrays(&res, arrays(rp, col, w), 0, 0, 0, &mut fresh_d, &mut fresh_p).unwrap();
+        assert_eq!((&dist, &parent), (&fresh_d, &fresh_p), "{inserted} insertions");
+    }
+}

@@ -32,8 +32,8 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, AtomicUsize
 /// it meets (a repair of a tenth to a fifth of the tree is faster that way: docs/performance.md).
 const WIDE_SHARE: usize = 3;
 
-/// A repair of a result's own tree whose batch inserts more than n / TRUSTED_WIDE_SHARE edges
-/// packs the whole tree first.
+/// A repair whose batch inserts more than n / TRUSTED_WIDE_SHARE edges packs the whole tree
+/// first, of a result's own tree or a drop-in caller's clean one.
 const TRUSTED_WIDE_SHARE: usize = 32;
 
 /// A tree's batch of at most `QUICK_CHANGES + n / QUICK_SHARE` changed edges and insertions is
@@ -395,8 +395,8 @@ pub(crate) fn update<'i, E: Exec>(
         // clean tree whose repair starts from more than n / WIDE_SHARE candidates is packed too:
         // the repair then meets most vertices, where one pass in order costs less than loading
         // each word when met and writing the touched ones back in the search's order (grid
-        // 1000^2, 96 % invalidated: 1.2-1.3x the packed run's time); a trusted one where its
-        // batch inserts more than n / TRUSTED_WIDE_SHARE edges.
+        // 1000^2, 96 % invalidated: 1.2-1.3x the packed run's time); either where its batch
+        // inserts more than n / TRUSTED_WIDE_SHARE edges.
         let wide = (stats.invalidated as usize + changes.heads.len()) * WIDE_SHARE > n;
         // Gains spread from that many insertions reach most vertices; neither the invalidated
         // count nor the sample's improving heads tell the reach (docs/performance.md).
@@ -404,7 +404,7 @@ pub(crate) fn update<'i, E: Exec>(
         let lazy = run.packing.packed_parents()
             && match old_tree {
                 OldTree::Trusted => !wide_own,
-                OldTree::Clean => !wide,
+                OldTree::Clean => !wide && !wide_own,
                 OldTree::Unchecked => false,
             };
         // Likewise, guarded rows (caller-owned arrays) are all checked in one pass first where
