@@ -130,10 +130,10 @@ fn solve<const K: usize>(
         }
         write_tails(&held, v, source, &mut tails);
         for j in 0..K {
-            if first_edge(&tails, j, v) {
-                edges += 1;
-                weight_sum += weight_of(&tails, tails[j], terms, base) as i64;
-            }
+            // Without a branch: whether two trees share a parent is a coin toss.
+            let first = first_edge(&tails, j, v);
+            edges += first as usize;
+            weight_sum += std::hint::select_unpredictable(first, weight_of(&tails, tails[j], terms, base) as i64, 0);
         }
     };
     // The trees' edges are counted as the build counts them, in the pass that sets up the
@@ -150,13 +150,16 @@ fn solve<const K: usize>(
         // lines.
         const STRIDE_OF: [usize; MASK_TREES + 1] = [1, 2, 4, 4, 8];
         let stride = STRIDE_OF[K];
+        // Each record written once, whole (a fill first, then the parents, wrote it twice).
         s.rec.clear();
-        s.rec.resize(n * stride, UNSEEN);
+        s.rec.reserve(n * stride);
         for v in 0..n {
             parent[v] = -1;
-            for (r, p) in s.rec[v * stride..v * stride + K].iter_mut().zip(held) {
+            let mut r = [UNSEEN; STRIDE_OF[MASK_TREES]];
+            for (r, p) in r.iter_mut().zip(held) {
                 *r = p[v];
             }
+            s.rec.extend_from_slice(&r[..stride]);
             count(v);
         }
         let solved = search(graph, source, &by_mask, &mut s.ring, &mut s.met, parent, &mut Dense::<K> { rec: &mut s.rec, stride });
