@@ -36,6 +36,10 @@ const WIDE_SHARE: usize = 3;
 /// first, of a result's own tree or a drop-in caller's clean one.
 const TRUSTED_WIDE_SHARE: usize = 32;
 
+/// A repair that invalidates more than n / INVALIDATED_WIDE_SHARE vertices packs the whole tree
+/// first (a result's own or a clean one): below, loading the words it meets costs less.
+const INVALIDATED_WIDE_SHARE: usize = 12;
+
 /// A tree's batch of at most `QUICK_CHANGES + n / QUICK_SHARE` changed edges and insertions is
 /// invalidated exactly before any sample (see `update`, `Adaptive::quick_changes`).
 const QUICK_CHANGES: usize = 64;
@@ -396,11 +400,13 @@ pub(crate) fn update<'i, E: Exec>(
         // the repair then meets most vertices, where one pass in order costs less than loading
         // each word when met and writing the touched ones back in the search's order (grid
         // 1000^2, 96 % invalidated: 1.2-1.3x the packed run's time); either where its batch
-        // inserts more than n / TRUSTED_WIDE_SHARE edges.
+        // inserts more than n / TRUSTED_WIDE_SHARE edges or invalidates more than
+        // n / INVALIDATED_WIDE_SHARE vertices.
         let wide = (stats.invalidated as usize + changes.heads.len()) * WIDE_SHARE > n;
-        // Gains spread from that many insertions reach most vertices; neither the invalidated
-        // count nor the sample's improving heads tell the reach (docs/performance.md).
-        let wide_own = changes.heads.len() * TRUSTED_WIDE_SHARE > n;
+        // Gains spread from that many insertions reach most vertices, whatever the invalidated
+        // count or the sample's improving heads say; a twelfth invalidated is searched again
+        // from INF, and the words met around it cost more loaded one by one (docs/performance.md).
+        let wide_own = changes.heads.len() * TRUSTED_WIDE_SHARE > n || stats.invalidated as usize * INVALIDATED_WIDE_SHARE > n;
         let lazy = run.packing.packed_parents()
             && match old_tree {
                 OldTree::Trusted => !wide_own,
