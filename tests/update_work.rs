@@ -270,43 +270,49 @@ fn a_drop_in_call_with_many_insertions_packs_the_whole_tree() {
 }
 
 #[test]
-fn a_repair_that_invalidates_a_twelfth_packs_the_whole_tree() {
-    // Past n / 12 invalidated vertices a repair meets enough of the tree that one pass packing
-    // it costs less than loading each word when met: n pack visits then, fewer below. A
-    // result's own tree and a drop-in caller's clean one alike; either way the updated tree.
-    let t = grid(100, 100, 1, 1, 100, 11).unwrap();
-    let n = t.n;
-    let res = Resources::parallel(1).unwrap();
-    let g0 = Graph::new(Csr::from_arrays(n, 1, t.row_ptr.clone(), t.col_ind.clone(), &t.weights, WeightLayout::EdgeMajor).unwrap());
-    let tree = SsspResult::compute(&res, &g0, 0, 0, &SsspOptions::default()).unwrap();
-    // The size of each vertex's subtree, to pick one tree edge over a share of n and one under.
-    let mut size = vec![1usize; n];
-    let mut by_dist: Vec<usize> = (0..n).collect();
-    by_dist.sort_by_key(|&v| std::cmp::Reverse(tree.distances()[v]));
-    for &v in &by_dist {
-        if let Ok(p) = usize::try_from(tree.parents()[v]) {
-            size[p] += size[v];
+fn a_repair_that_invalidates_a_twelfth_of_a_large_tree_packs_it_whole() {
+    // Past n / 12 invalidated vertices of a tree of 2^18 vertices or more a repair meets enough
+    // of it that one pass packing it costs less than loading each word when met: n pack visits
+    // then, fewer below, and fewer on a smaller tree at any share. A result's own tree and a
+    // drop-in caller's clean one alike; either way the updated graph's tree.
+    for (side, large) in [(520, true), (100, false)] {
+        let t = grid(side, side, 1, 1, 100, 11).unwrap();
+        let n = t.n;
+        assert_eq!(n >= 1 << 18, large);
+        let res = Resources::parallel(1).unwrap();
+        let graph = || Graph::new(Csr::from_arrays(n, 1, t.row_ptr.clone(), t.col_ind.clone(), &t.weights, WeightLayout::EdgeMajor).unwrap());
+        let tree = SsspResult::compute(&res, &graph(), 0, 0, &SsspOptions::default()).unwrap();
+        // Each vertex's subtree size, to pick a tree edge above a twelfth of n and one below.
+        let mut size = vec![1usize; n];
+        let mut by_dist: Vec<usize> = (0..n).collect();
+        by_dist.sort_by_key(|&v| std::cmp::Reverse(tree.distances()[v]));
+        for &v in &by_dist {
+            if let Ok(p) = usize::try_from(tree.parents()[v]) {
+                size[p] += size[v];
+            }
         }
-    }
-    let pick = |lo: usize, hi: usize| (1..n).find(|&v| (lo..hi).contains(&size[v])).unwrap();
-    for (v, packed_whole) in [(pick(n / 8, n / 2), true), (pick(n / 40, n / 20), false)] {
-        let u = tree.parents()[v];
-        let mut b = dyng::Batch::new(1);
-        b.delete(u, v as i32);
-        // A result's own tree (its graph made again: a result belongs to one graph).
-        let mut g = Graph::new(Csr::from_arrays(n, 1, t.row_ptr.clone(), t.col_ind.clone(), &t.weights, WeightLayout::EdgeMajor).unwrap());
-        let mut s = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
-        dyng::update(&res, &mut g, &b.view(), &mut [(&mut s).into()]).unwrap();
-        let st = s.stats();
-        assert!(!st.fallback_used, "subtree of {}", size[v]);
-        assert_eq!(st.visits.pack == n as i64, packed_whole, "own tree, subtree of {}: {:?}", size[v], st.visits);
-        let fresh = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
-        assert_eq!((s.distances(), s.parents()), (fresh.distances(), fresh.parents()), "own tree, subtree of {}", size[v]);
-        // A caller's clean tree, on the updated graph's arrays.
-        let c = g.to_csr();
-        let (mut dist, mut parent) = (tree.distances().to_vec(), tree.parents().to_vec());
-        let st = dyng::sosp_update_arrays(&res, arrays(c.row_ptr(), c.col_ind(), c.weights()), None, &[u], &[v as i32], &[], 0, 0, 100, &mut dist, &mut parent).unwrap();
-        assert_eq!(st.visits.pack == n as i64, packed_whole, "clean tree, subtree of {}: {:?}", size[v], st.visits);
-        assert_eq!((&dist[..], &parent[..]), (fresh.distances(), fresh.parents()), "clean tree, subtree of {}", size[v]);
+        let pick = |lo: usize, hi: usize| (1..n).find(|&v| (lo..hi).contains(&size[v])).unwrap();
+        for (v, above) in [(pick(n / 8, n / 2), true), (pick(n / 40, n / 20), false)] {
+            let packed_whole = above && large;
+            let u = tree.parents()[v];
+            let mut b = dyng::Batch::new(1);
+            b.delete(u, v as i32);
+            // A result's own tree (its graph made again: a result belongs to one graph).
+            let mut g = graph();
+            let mut s = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
+            dyng::update(&res, &mut g, &b.view(), &mut [(&mut s).into()]).unwrap();
+            let st = s.stats();
+            let what = format!("n {n}, subtree of {}", size[v]);
+            assert!(!st.fallback_used, "{what}");
+            assert_eq!(st.visits.pack == n as i64, packed_whole, "own tree, {what}: {:?}", st.visits);
+            let fresh = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
+            assert_eq!((s.distances(), s.parents()), (fresh.distances(), fresh.parents()), "own tree, {what}");
+            // A caller's clean tree, on the updated graph's arrays.
+            let c = g.to_csr();
+            let (mut dist, mut parent) = (tree.distances().to_vec(), tree.parents().to_vec());
+            let st = dyng::sosp_update_arrays(&res, arrays(c.row_ptr(), c.col_ind(), c.weights()), None, &[u], &[v as i32], &[], 0, 0, 100, &mut dist, &mut parent).unwrap();
+            assert_eq!(st.visits.pack == n as i64, packed_whole, "clean tree, {what}: {:?}", st.visits);
+            assert_eq!((&dist[..], &parent[..]), (fresh.distances(), fresh.parents()), "clean tree, {what}");
+        }
     }
 }
