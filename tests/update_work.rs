@@ -250,7 +250,7 @@ fn a_drop_in_call_with_many_insertions_packs_the_whole_tree() {
     for (inserted, packed_whole) in [(n / 32 + 8, true), (n / 64, false)] {
         let (mut dist, mut parent) = (vec![0i64; n], vec![0i32; n]);
         dyng::sosp_solve_arrays(&res, arrays(&t.row_ptr, &t.col_ind, &t.weights), 0, 0, 0, &mut dist, &mut parent).unwrap();
-        let mut g = Graph::new(Csr::from_arrays(t.n, 1, t.row_ptr.clone(), t.col_ind.clone(), &t.weights, WeightLayout::EdgeMajor).unwrap());
+        let mut g = grid_graph(100, 1);
         let mut b = dyng::Batch::new(1);
         let heads: Vec<i32> = (0..inserted).map(|i| ((i * 7919 + 13) % n) as i32).collect();
         // Weight 1, the least: an insertion of an edge the graph has never raises it, so no
@@ -276,12 +276,10 @@ fn a_repair_that_invalidates_a_twelfth_of_a_large_tree_packs_it_whole() {
     // then, fewer below, and fewer on a smaller tree at any share. A result's own tree and a
     // drop-in caller's clean one alike; either way the updated graph's tree.
     for (side, large) in [(520, true), (100, false)] {
-        let t = grid(side, side, 1, 1, 100, 11).unwrap();
-        let n = t.n;
+        let n = side * side;
         assert_eq!(n >= 1 << 18, large);
         let res = Resources::parallel(1).unwrap();
-        let graph = || Graph::new(Csr::from_arrays(n, 1, t.row_ptr.clone(), t.col_ind.clone(), &t.weights, WeightLayout::EdgeMajor).unwrap());
-        let tree = SsspResult::compute(&res, &graph(), 0, 0, &SsspOptions::default()).unwrap();
+        let tree = SsspResult::compute(&res, &grid_graph(side, 1), 0, 0, &SsspOptions::default()).unwrap();
         // Each vertex's subtree size, to pick a tree edge above a twelfth of n and one below.
         let mut size = vec![1usize; n];
         let mut by_dist: Vec<usize> = (0..n).collect();
@@ -298,7 +296,7 @@ fn a_repair_that_invalidates_a_twelfth_of_a_large_tree_packs_it_whole() {
             let mut b = dyng::Batch::new(1);
             b.delete(u, v as i32);
             // A result's own tree (its graph made again: a result belongs to one graph).
-            let mut g = graph();
+            let mut g = grid_graph(side, 1);
             let mut s = SsspResult::compute(&res, &g, 0, 0, &SsspOptions::default()).unwrap();
             dyng::update(&res, &mut g, &b.view(), &mut [(&mut s).into()]).unwrap();
             let st = s.stats();

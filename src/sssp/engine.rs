@@ -32,9 +32,9 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, AtomicUsize
 /// it meets (a repair of a tenth to a fifth of the tree is faster that way: docs/performance.md).
 const WIDE_SHARE: usize = 3;
 
-/// A repair whose batch inserts more than n / TRUSTED_WIDE_SHARE edges packs the whole tree
+/// A repair whose batch inserts more than n / INSERTED_WIDE_SHARE edges packs the whole tree
 /// first, of a result's own tree or a drop-in caller's clean one.
-const TRUSTED_WIDE_SHARE: usize = 32;
+const INSERTED_WIDE_SHARE: usize = 32;
 
 /// A repair that invalidates more than n / INVALIDATED_WIDE_SHARE vertices of a tree of at least
 /// INVALIDATED_WIDE_MIN packs the whole tree first (a result's own or a clean one). Smaller
@@ -403,19 +403,19 @@ pub(crate) fn update<'i, E: Exec>(
         // the repair then meets most vertices, where one pass in order costs less than loading
         // each word when met and writing the touched ones back in the search's order (grid
         // 1000^2, 96 % invalidated: 1.2-1.3x the packed run's time); either where its batch
-        // inserts more than n / TRUSTED_WIDE_SHARE edges or invalidates more than
+        // inserts more than n / INSERTED_WIDE_SHARE edges or invalidates more than
         // n / INVALIDATED_WIDE_SHARE vertices.
         let wide = (stats.invalidated as usize + changes.heads.len()) * WIDE_SHARE > n;
         // Gains spread from that many insertions reach most vertices, whatever the invalidated
         // count or the sample's improving heads say; a twelfth of a large tree invalidated is
         // searched again from INF, and the words met around it cost more loaded one by one
         // (docs/performance.md).
-        let wide_own = changes.heads.len() * TRUSTED_WIDE_SHARE > n
+        let reaches_most = changes.heads.len() * INSERTED_WIDE_SHARE > n
             || (n >= INVALIDATED_WIDE_MIN && stats.invalidated as usize * INVALIDATED_WIDE_SHARE > n);
         let lazy = run.packing.packed_parents()
             && match old_tree {
-                OldTree::Trusted => !wide_own,
-                OldTree::Clean => !wide && !wide_own,
+                OldTree::Trusted => !reaches_most,
+                OldTree::Clean => !wide && !reaches_most,
                 OldTree::Unchecked => false,
             };
         // Likewise, guarded rows (caller-owned arrays) are all checked in one pass first where
