@@ -18,7 +18,7 @@ use super::run::Run;
 use super::wide::{Learned, Wide, Widening};
 use super::workspace::Workspace;
 use crate::stats::UpdateStats;
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicI32, Ordering::Relaxed};
 
 /// The most buckets in the ring: 4096 empty vectors cost 96 KiB.
 const WIDEST: usize = 4096;
@@ -161,10 +161,10 @@ pub(super) fn plain_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mu
     let wide = Wide::new(run.out.n, Wide::shift_for(p.max_weight(), WIDEST as u64) + wider);
     ring.reset((p.max_weight() >> wide.shift()) as usize + 2);
     ring.push(run.source as u32, 0);
-    let (pushes, iterations) = if wide.shift() == 0 {
-        drain::<E, false>(run, ws, ring, wide)
+    let (pushes, iterations, _) = if wide.shift() == 0 {
+        drain::<E, false, false>(run, ws, ring, wide, Feed::NONE, i64::MAX)
     } else {
-        drain::<E, true>(run, ws, ring, wide)
+        drain::<E, true, false>(run, ws, ring, wide, Feed::NONE, i64::MAX)
     };
     ring.learned = Learned::after(run.out.n, p.max_weight(), wider, pushes, iterations, &WIDENING);
     stats.pushes += pushes;
@@ -172,18 +172,109 @@ pub(super) fn plain_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mu
     Some(Search::Finished)
 }
 
-/// Takes the buckets in order; returns the expansions and the buckets drained. `WIDE`: buckets of
-/// several distances, taken in rounds, their entries coded by `wide` (else a bucket per distance,
-/// its entries vertex ids).
+/// A one-member repair's search on the ring, where it applies: as [`plain_search`]'s (every word
+/// packed, no guard, packed parents), from the frontier the pull left in `ws.frontier` at any
+/// distances, within `push_budget` expansions. The frontier is sorted by distance (through
+/// `ws.near_a`; its distances above the least are kept beside it in `ws.near_b`: both lists are
+/// near-far's only) and each entry queued when the drain reaches its bucket (the ring spans the
+/// largest weight only), unless its word dropped since, when the expansion that lowered it
+/// queued it. With every word packed, the repairs' queue of chained blocks (`buckets.rs`) costs
+/// more per expansion (docs/performance.md). Buckets are as wide as the last static solve on
+/// this ring took them. Returns `None` (nothing done) where it does not apply, or where the
+/// frontier's distances span 2^31 or more.
+pub(super) fn repair_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mut UpdateStats, push_budget: Option<i64>) -> Option<Search> {
+    let p = run.packing;
+    // The source's word is final at 0, so no candidate undercuts it (as in a static solve).
+    if run.old.is_some() || run.out.guard.is_some() || !p.packed_parents() || p.dist(ws.packed[run.source].load(Relaxed)) != 0 {
+        return None;
+    }
+    let frontier = &ws.frontier;
+    let dist = |v: i32| p.dist(ws.packed[v as usize].load(Relaxed));
+    let (least, most) = (0..frontier.len()).map(|i| dist(frontier.get(i))).fold((u64::MAX, 0), |(l, m), d| (l.min(d), m.max(d)));
+    let span = most.saturating_sub(least);
+    if span > i32::MAX as u64 {
+        return None;
+    }
+    frontier.sort_by_key(&ws.near_a, span, |v| dist(v) - least);
+    ws.near_b.clear();
+    for i in 0..frontier.len() {
+        ws.near_b.push((dist(frontier.get(i)) - least) as i32);
+    }
+    let mut guard = ws.dial.lock();
+    let ring: &mut DialRing = &mut guard;
+    let wider = ring.learned.wider(run.out.n, p.max_weight());
+    let wide = Wide::new(run.out.n, Wide::shift_for(p.max_weight(), WIDEST as u64) + wider);
+    ring.reset((p.max_weight() >> wide.shift()) as usize + 2);
+    let feed = Feed { vertices: &frontier.slots()[..frontier.len()], above: &ws.near_b.slots()[..frontier.len()], least };
+    let budget = push_budget.unwrap_or(i64::MAX);
+    let (pushes, iterations, end) = if wide.shift() == 0 {
+        drain::<E, false, true>(run, ws, ring, wide, feed, budget)
+    } else {
+        drain::<E, true, true>(run, ws, ring, wide, feed, budget)
+    };
+    stats.pushes += pushes;
+    stats.iterations += iterations;
+    Some(end)
+}
+
+/// A repair's frontier for [`drain`]: its vertices by distance, each distance as `least` plus
+/// the entry of `above` beside it.
+#[derive(Clone, Copy)]
+struct Feed<'a> {
+    vertices: &'a [AtomicI32],
+    above: &'a [AtomicI32],
+    least: u64,
+}
+
+impl Feed<'_> {
+    const NONE: Feed<'static> = Feed { vertices: &[], above: &[], least: 0 };
+
+    /// Entry `i`: its vertex and the distance it was sorted at.
+    #[inline(always)]
+    fn get(&self, i: usize) -> Option<(u32, u64)> {
+        let v = self.vertices.get(i)?.load(Relaxed) as u32;
+        Some((v, self.least + self.above[i].load(Relaxed) as u64))
+    }
+}
+
+/// Takes the buckets in order; returns the expansions, the buckets drained and how the search
+/// ended. `WIDE`: buckets of several distances, taken in rounds, their entries coded by `wide`
+/// (else a bucket per distance, its entries vertex ids). `REPAIR`: the queue also takes `feed`'s
+/// entries, in order, as the drain reaches their buckets, candidates past the packing's largest
+/// are dropped, and the search is abandoned past `budget` expansions.
 // Out of line: each kind of bucket gets its own registers.
 #[inline(never)]
-fn drain<E: Exec, const WIDE: bool>(run: &Run<'_, E>, ws: &Workspace, ring: &mut DialRing, wide: Wide) -> (i64, i64) {
+fn drain<E: Exec, const WIDE: bool, const REPAIR: bool>(run: &Run<'_, E>, ws: &Workspace, ring: &mut DialRing, wide: Wide, feed: Feed<'_>, budget: i64) -> (i64, i64, Search) {
     let (p, out) = (run.packing, run.out);
     let bits = p.bits;
     let (mut pushes, mut iterations) = (0i64, 0i64);
     let vertex = |e: u32| wide.vertex::<WIDE>(e);
-    let mut at = 0;
-    while let Some(next) = ring.next(at) {
+    let (mut at, mut fed) = (0, 0);
+    loop {
+        let queued = ring.next(at);
+        let next = match feed.get(fed) {
+            Some((_, d)) if REPAIR => queued.map_or(wide.bucket(d), |q| q.min(wide.bucket(d))),
+            _ => match queued {
+                Some(q) => q,
+                None => break,
+            },
+        };
+        if REPAIR {
+            if pushes > budget {
+                return (pushes, iterations, Search::Abandoned);
+            }
+            // The entries sorted into this bucket; a word that dropped since was queued by the
+            // expansion that lowered it.
+            while let Some((v, d)) = feed.get(fed).filter(|&(_, d)| wide.bucket(d) == next) {
+                if p.dist(ws.packed[v as usize].load(Relaxed)) == d {
+                    ring.push(wide.entry::<WIDE>(v, d), next);
+                }
+                fed += 1;
+            }
+            if ring.queued(next) == 0 {
+                continue;
+            }
+        }
         at = next;
         iterations += 1;
         let bucket = ring.take(at);
@@ -212,6 +303,9 @@ fn drain<E: Exec, const WIDE: bool>(run: &Run<'_, E>, ws: &Workspace, ring: &mut
             let parent = u as u64;
             for (&x, &w) in out.col[row.clone()].iter().zip(&out.w[row]) {
                 let nd = d + w as u64;
+                if REPAIR && nd > p.max_candidate {
+                    continue;
+                }
                 let cand = (nd << bits) | parent;
                 let slot = &ws.packed[x as usize];
                 let old = slot.load(Relaxed);
@@ -226,7 +320,7 @@ fn drain<E: Exec, const WIDE: bool>(run: &Run<'_, E>, ws: &Workspace, ring: &mut
         }
         ring.put(at, bucket);
     }
-    (pushes, iterations)
+    (pushes, iterations, Search::Finished)
 }
 
 #[cfg(test)]
@@ -303,6 +397,30 @@ pub(super) mod tests {
             crate::update_one(&res, &mut g, &batch.view(), &mut r).unwrap();
             let (d, p) = dijkstra(&g, 0, source);
             assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]), "{case}, repaired");
+        }
+    }
+
+    #[test]
+    fn a_one_thread_repair_of_a_packed_tree_is_dijkstras_tree() {
+        // Batches that insert more than n / 32 edges have the whole tree packed, and a
+        // one-member repair of a result's own tree then runs on the ring (`repair_search`): its
+        // frontier spans many distances, and a frontier vertex lowered before its bucket's turn
+        // is queued by that expansion only. A bucket per distance, and buckets of several.
+        let res = Resources::parallel(1).unwrap();
+        let never = SsspOptions { fallback: Fallback::Never, ..Default::default() };
+        for (side, wmax, scale, source) in [(30, 3, 1, 0), (40, 100, 1, 17), (25, 4096, 1, 5), (30, 60, 35_000_000, 44)] {
+            let mut g = scaled(side, wmax, scale, 11);
+            let mut r = SsspResult::compute(&res, &g, source, 0, &never).unwrap();
+            for seed in 0..6 {
+                let opt = ChangeOptions { changes: side * side / 8, insert_pct: 80.0, seed, source, ..Default::default() };
+                let (batch, _) = generate_changes(&g.to_csr(), &opt).unwrap();
+                assert!(batch.num_insertions() * 32 > side * side);
+                crate::update_one(&res, &mut g, &batch.view(), &mut r).unwrap();
+                let (d, p) = dijkstra(&g, 0, source);
+                let case = format!("side {side}, weights up to {wmax} x {scale}, batch {seed}");
+                assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]), "{case}");
+                assert!(!r.stats().fallback_used, "{case}: repaired");
+            }
         }
     }
 

@@ -4,7 +4,7 @@
 
 use super::binned::team_search;
 use super::buckets::{bucket_search, ring_size};
-use super::dial::plain_search;
+use super::dial::{plain_search, repair_search};
 use super::run::{touch, Generations, Run, GRAIN_LIST, GRAIN_VERTICES};
 use super::exec::{Exec, Team};
 use super::packing::PACKED_INF;
@@ -82,10 +82,16 @@ fn search<E: Exec>(
     let n = run.out.n();
     let mut push_budget = push_budget;
     if solo && run.exec.bucket_queue() {
-        if kind == SearchKind::Static {
-            if let Some(end) = plain_search(run, ws, stats) {
-                return end;
-            }
+        let plain = match kind {
+            SearchKind::Static => plain_search(run, ws, stats),
+            // A result's repair on the ring where the chained blocks' queue would run: not where
+            // its words are loaded when met and listed when written (`track`), which that queue
+            // does.
+            SearchKind::Repair if run.resident && !track && ring_size(n).is_some() => repair_search(run, ws, stats, push_budget),
+            SearchKind::Repair => None,
+        };
+        if let Some(end) = plain {
+            return end;
         }
         if let Some(b) = ring_size(n) {
             let before = stats.pushes;

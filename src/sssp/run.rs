@@ -203,6 +203,11 @@ pub(super) struct Run<'a, E: Exec> {
     pub(super) packing: Packing,
     /// The old tree, in a trusted repair's search (its words are loaded lazily).
     pub(super) old: Option<OldWords<'a>>,
+    /// The search repairs a result's own tree, whose workspace stays in its resources' pool: its
+    /// queue may be one whose buckets grow and keep their room (`dial.rs`). A caller's arrays'
+    /// repair keeps to the workspace's fixed lists, so that a workspace reserved ahead
+    /// (`dyng_reserve_workspace`) serves it without allocating.
+    pub(super) resident: bool,
 }
 
 impl<E: Exec> Run<'_, E> {
@@ -250,7 +255,7 @@ impl<'a, E: Exec> Run<'a, E> {
             ..Default::default()
         };
         let delta = delta as u64;
-        Ok((Run { exec, out, source, delta, packing, old: None }, stats))
+        Ok((Run { exec, out, source, delta, packing, old: None, resident: false }, stats))
     }
 }
 

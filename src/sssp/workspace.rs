@@ -72,14 +72,21 @@ impl VertexList {
     /// few, else a radix sort by bytes through `scratch` (a list of the same capacity). One
     /// thread owns both lists meanwhile.
     pub(crate) fn sort(&self, scratch: &VertexList, n: usize) {
+        self.sort_by_key(scratch, n.saturating_sub(1) as u64, |v| v as u32 as u64);
+    }
+
+    /// Sorts the list's entries by `key` (at most `most`), stably, as [`VertexList::sort`] does.
+    #[inline(always)]
+    pub(crate) fn sort_by_key(&self, scratch: &VertexList, most: u64, key: impl Fn(i32) -> u64) {
         let len = self.len();
         let (a, b) = (&self.slots[..len], &scratch.slots[..len]);
         let (get, set) = (|s: &AtomicI32| s.load(Ordering::Relaxed), |s: &AtomicI32, v: i32| s.store(v, Ordering::Relaxed));
         if len <= 32 {
             for i in 1..len {
                 let v = get(&a[i]);
+                let k = key(v);
                 let mut j = i;
-                while j > 0 && get(&a[j - 1]) > v {
+                while j > 0 && key(get(&a[j - 1])) > k {
                     set(&a[j], get(&a[j - 1]));
                     j -= 1;
                 }
@@ -87,20 +94,20 @@ impl VertexList {
             }
             return;
         }
-        let passes = (usize::BITS - n.saturating_sub(1).leading_zeros()).div_ceil(8).max(1);
+        let passes = (u64::BITS - most.leading_zeros()).div_ceil(8).max(1);
         let (mut from, mut to) = (a, b);
         for pass in 0..passes {
             let shift = 8 * pass;
             let mut at = [0usize; 257];
             for s in from {
-                at[(get(s) as u32 >> shift & 0xff) as usize + 1] += 1;
+                at[(key(get(s)) >> shift & 0xff) as usize + 1] += 1;
             }
             for d in 0..256 {
                 at[d + 1] += at[d];
             }
             for s in from {
                 let v = get(s);
-                let d = (v as u32 >> shift & 0xff) as usize;
+                let d = (key(v) >> shift & 0xff) as usize;
                 set(&to[at[d]], v);
                 at[d] += 1;
             }
