@@ -79,11 +79,47 @@ fn a_batch_that_changes_nothing_visits_almost_nothing() {
 }
 
 #[test]
+fn an_insertion_that_changes_no_tree_visits_no_vertex() {
+    // A chain 0 -> 1 -> ... of weight 3, and one edge back of the largest weight: 65,537 vertices
+    // and weights to 2^31 - 1 leave the words no room for parents, so a repair would pack, pull
+    // and write back every vertex. An insertion that neither lowers its head's distance nor
+    // reaches it at the same distance from a lower-id tail leaves the tree as it is, with no
+    // vertex visited; one that ties from a lower-id tail, or lowers the distance, is repaired.
+    let n = 65_537;
+    let (mut tails, mut heads, mut w): (Vec<i32>, Vec<i32>, Vec<i32>) = ((0..n - 1).collect(), (1..n).collect(), vec![3; n as usize - 1]);
+    tails.push(n - 1);
+    heads.push(n - 2);
+    w.push(i32::MAX);
+    let csr = Csr::from_edges(n as usize, 1, &tails, &heads, &w).unwrap();
+    for res in [Resources::sequential(), Resources::parallel(1).unwrap(), Resources::parallel(2).unwrap()] {
+        let mut g = Graph::new(csr.clone());
+        let opt = SsspOptions { fallback: Fallback::Adaptive, ..Default::default() };
+        let mut r = SsspResult::compute(&res, &g, 0, 0, &opt).unwrap();
+        let v = n / 2;
+        // Weight 7 from v - 2 is longer; 6 ties from a lower id than v's parent v - 1; 5 is shorter.
+        for (weight, changes) in [(7, false), (6, true), (5, true)] {
+            let mut b = dyng::Batch::new(1);
+            b.insert(v - 2, v, &[weight]);
+            let s = dyng::update_one(&res, &mut g, &b.view(), &mut r).unwrap();
+            assert!(!s.packed_parents && !s.fallback_used, "{res:?}, weight {weight}: {s:?}");
+            if changes {
+                assert!(s.affected > 0, "{res:?}, weight {weight}: {s:?}");
+            } else {
+                assert_eq!((s.affected, s.pushes, s.visits.pack, s.visits.pull, s.visits.write_back), (0, 0, 0, 0, 0), "{res:?}: {:?}", s.visits);
+                assert!(work(&s) <= 8, "{res:?}: {:?}", s.visits);
+            }
+            let fresh = SsspResult::compute(&res, &g, 0, 0, &opt).unwrap();
+            assert_eq!((r.distances(), r.parents()), (fresh.distances(), fresh.parents()), "{res:?}, weight {weight}");
+        }
+    }
+}
+
+#[test]
 fn a_batch_that_changes_no_tree_makes_no_in_rows() {
     // The in-rows (the reverse graph, made when a repair first pulls over in-edges) are not made
     // for a batch that leaves every tree as it is: two edges closed outside the trees. A tree
-    // edge deleted next makes them. (An insertion's head is pulled whatever its weight, as the
-    // originals do.)
+    // edge deleted next makes them. (A batch that changes a tree pulls every insertion's head,
+    // whatever its weight, as the originals do.)
     for res in [Resources::sequential(), Resources::parallel(1).unwrap(), Resources::parallel(2).unwrap()] {
         let mut g = grid_graph(60, 2);
         let mut m = MospResult::compute(&res, &g, 0, &MospOptions::default()).unwrap();

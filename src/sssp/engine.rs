@@ -301,6 +301,13 @@ pub(crate) fn update<'i, E: Exec>(
                     expected_work = below.map(|b| ws.candidates.len() + b + changes.heads.len());
                 }
             }
+            // Nothing to repair: no vertex invalidated or re-attached, and no insertion lowers a
+            // distance or offers a lower-id parent at the same one. The tree stays as it is, with
+            // no pass over its vertices (a tree whose words hold no parents would take three).
+            if quick.is_some() && ws.candidates.is_empty() && ws.frontier.is_empty() && heads_change_nothing(&changes, dist, parent, source) {
+                touched_listed.set(true);
+                return Ok((None, old_largest.get()));
+            }
             if let Some((g0, count)) = quick {
                 may_recompute = false;
                 if a.shortcut.is_some_and(|share| shortcut_after_walk(&changes, dist, ws, g0, share, &largest)) && may(dist, parent) {
@@ -509,6 +516,20 @@ pub(crate) fn update<'i, E: Exec>(
     let (solved, new_largest) = result?;
     *largest = new_largest;
     Ok((stats, solved))
+}
+
+/// Whether no insertion of `changes` changes the tree `dist`/`parent`: none lowers its head's
+/// distance or reaches it at the same distance from a lower-id tail (the canonical parent).
+/// False where the insertions' tails and weights are not known.
+fn heads_change_nothing(changes: &Changes<'_>, dist: &[i64], parent: &[i32], source: usize) -> bool {
+    let Some(ins) = changes.inserted else {
+        return changes.heads.is_empty();
+    };
+    ins.from.iter().zip(changes.heads).enumerate().all(|(i, (&u, &v))| {
+        let (du, dv) = (dist[u as usize], dist[v as usize]);
+        let reach = du + ins.weights[i * ins.stride + ins.column] as i64;
+        v as usize == source || !is_finite(du) || (is_finite(dv) && (reach > dv || (reach == dv && u >= parent[v as usize])))
+    })
 }
 
 /// `v`, with every row checked at once where the repair is `wide` (see `update`).
