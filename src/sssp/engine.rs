@@ -14,7 +14,7 @@
 //! vertex or candidate (packing, the pull, the write-back); what the steps share is in `run.rs`.
 
 use super::exec::Exec;
-use super::run::{atomic_i32, atomic_i64, is_finite, Changes, Generations, InView, OldWords, OutView, Run, GRAIN_LIST, GRAIN_VERTICES, NOT_LOADED, TOUCHED, UNKNOWN};
+use super::run::{atomic_i32, atomic_i64, is_finite, lowers, Changes, Generations, InView, OldWords, OutView, Run, GRAIN_LIST, GRAIN_VERTICES, NOT_LOADED, TOUCHED, UNKNOWN};
 use super::invalidate::{count_below_heads, finish_invalidation, invalidate_bottom_up, invalidate_capped, invalidate_top_down, Invalidation, Reattach};
 use super::near_far::{near_far, Search};
 use super::packing::{Packing, PACKED_INF};
@@ -526,9 +526,9 @@ fn heads_change_nothing(changes: &Changes<'_>, dist: &[i64], parent: &[i32], sou
         return changes.heads.is_empty();
     };
     ins.from.iter().zip(changes.heads).enumerate().all(|(i, (&u, &v))| {
-        let (du, dv) = (dist[u as usize], dist[v as usize]);
-        let reach = du + ins.weights[i * ins.stride + ins.column] as i64;
-        v as usize == source || !is_finite(du) || (is_finite(dv) && (reach > dv || (reach == dv && u >= parent[v as usize])))
+        let (du, dv, w) = (dist[u as usize], dist[v as usize], ins.weight(i));
+        let ties_lower = is_finite(du) && du + w == dv && u < parent[v as usize];
+        v as usize == source || !(lowers(du, w, dv) || ties_lower)
     })
 }
 

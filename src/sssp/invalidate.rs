@@ -6,7 +6,7 @@
 //! exact count. A caller's arrays (which may hold a parent cycle) are resolved bottom-up instead,
 //! every vertex walking up its parents. Either way the invalidated vertices are left stamped `g0`.
 
-use super::run::{is_finite, Changes, InView, Run, GRAIN_LIST, GRAIN_VERTICES, UNKNOWN};
+use super::run::{is_finite, lowers, Changes, InView, Run, GRAIN_LIST, GRAIN_VERTICES, UNKNOWN};
 use super::exec::Exec;
 use super::prefetch::{prefetch, prefetch_at, AHEAD};
 use super::workspace::{Appender, VertexList, Workspace};
@@ -196,10 +196,8 @@ pub(super) fn count_below_heads<E: Exec>(run: &Run<'_, E>, ws: &Workspace, chang
         let mut listed = Appender::new(&ws.frontier);
         for (i, (&u, &v)) in ins.from.iter().zip(changes.heads).enumerate() {
             let (du, dv) = (dist[u as usize], dist[v as usize]);
-            let w = ins.weights[i * ins.stride + ins.column] as i64;
-            let improves = is_finite(du) && (!is_finite(dv) || du + w < dv);
             let stamp = &ws.stamp[v as usize];
-            if improves && v as usize != run.source && stamp.load(Relaxed) != g0 && run.exec.claim(stamp, g) {
+            if lowers(du, ins.weight(i), dv) && v as usize != run.source && stamp.load(Relaxed) != g0 && run.exec.claim(stamp, g) {
                 listed.push(v);
             }
         }

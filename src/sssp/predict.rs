@@ -15,7 +15,7 @@
 //! those below all of them, so a subset that already reaches the share decides for the whole
 //! batch. Only a batch that the subset does not decide is marked in full and sampled again.
 
-use super::run::{is_finite, Changes, Generations};
+use super::run::{is_finite, lowers, Changes, Generations};
 use super::prefetch::{prefetch_at, AHEAD};
 use super::workspace::{Appender, Workspace};
 use std::sync::atomic::Ordering::Relaxed;
@@ -226,8 +226,7 @@ fn mark(q: &Question<'_>, pre: [i32; 3], stride: usize) -> Marked {
             prefetch_at(dist, heads, ahead);
             prefetch_at(&ws.stamp, heads, ahead);
             let (du, dv) = (dist[u as usize], dist[v as usize]);
-            let w = ins.weights[i * ins.stride + ins.column] as i64;
-            if is_finite(du) && (!is_finite(dv) || du + w < dv) {
+            if lowers(du, ins.weight(i), dv) {
                 let stamp = &ws.stamp[v as usize];
                 let s = stamp.load(Relaxed);
                 if s != pre_head && s != pre_both {
@@ -484,8 +483,7 @@ fn drops<'a>(c: &'a Changes<'_>, dist: &'a [i64]) -> impl Iterator<Item = (usize
             prefetch_at(dist, ins.from, i + AHEAD);
             prefetch_at(dist, c.heads, i + AHEAD);
             let (du, dv) = (dist[u as usize], dist[v as usize]);
-            let w = ins.weights[i * ins.stride + ins.column] as i64;
-            (is_finite(du) && is_finite(dv)).then_some((u as usize, dv - du - w))
+            (is_finite(du) && is_finite(dv)).then_some((u as usize, dv - du - ins.weight(i)))
         })
     })
 }

@@ -162,6 +162,21 @@ pub(crate) struct Inserted<'a> {
     pub column: usize,
 }
 
+impl Inserted<'_> {
+    /// Insertion `i`'s weight in this objective.
+    #[inline(always)]
+    pub(crate) fn weight(&self, i: usize) -> i64 {
+        self.weights[i * self.stride + self.column] as i64
+    }
+}
+
+/// Whether an edge of weight `w` from a tail at distance `du` lowers a head at `dv` (an
+/// improving insertion).
+#[inline(always)]
+pub(crate) fn lowers(du: i64, w: i64, dv: i64) -> bool {
+    is_finite(du) && (!is_finite(dv) || du + w < dv)
+}
+
 pub(super) const GRAIN_VERTICES: usize = 4096;
 pub(super) const GRAIN_LIST: usize = 64;
 
