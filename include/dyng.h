@@ -853,8 +853,11 @@ void dyng_resources_free(struct dyng_resources_t *res);
  * Allocates, now, the workspace the host-side calls on caller arrays (`dyng_sosp_update_arrays`,
  * `dyng_sosp_solve_arrays`) need for graphs of up to `n` vertices (38 bytes per vertex), so that
  * their first call does not pay for it (the originals allocate theirs before the first update, in
- * `SospWorkspace::reserve`). It stays in the pool like any idle workspace. Thread safety:
- * thread-safe.
+ * `SospWorkspace::reserve`), and the ring of buckets a one-thread search queues on (a static
+ * solve, or a repair that reaches most of the tree) at its least size, 64 buckets of 16 entries
+ * (4 KB): a search whose buckets hold more grows them on its first call and keeps the room
+ * (17 KB on a 129K-vertex road network). It stays in the pool like any idle workspace. Thread
+ * safety: thread-safe.
  *
  * # Safety
  * `res` is NULL or a dyng handle.

@@ -44,6 +44,9 @@ pub(crate) struct DialRing {
 /// bitmap scan and a vector swap besides; the 1000^2 grid's hold 25, and gain nothing wider.
 const WIDENING: Widening = Widening { sparse: 12, aim: 64, most: 6, least: 0 };
 
+/// Entries each bucket of a reserved ring has room for (a cache line).
+const RESERVED_ROOM: usize = 16;
+
 impl DialRing {
     /// Empties the ring and sizes it for weights below `above` (a power of two at least that,
     /// 64 or more). Buckets keep their capacity.
@@ -124,6 +127,18 @@ impl DialRing {
         }
     }
 
+    /// Gives the ring its least size (64 buckets) unless it has more, and each bucket and the
+    /// spare room for a line of entries: what a workspace reserved ahead holds
+    /// (`Resources::reserve_workspace`), so that a small graph's first search allocates nothing.
+    pub(crate) fn reserve(&mut self) {
+        if self.buckets.len() < 64 {
+            self.reset(64);
+        }
+        for b in self.buckets.iter_mut().chain(std::iter::once(&mut self.spare)) {
+            b.reserve(RESERVED_ROOM.saturating_sub(b.len()));
+        }
+    }
+
     pub(crate) fn bytes(&self) -> usize {
         4 * (self.buckets.iter().map(Vec::capacity).sum::<usize>() + self.spare.capacity())
             + std::mem::size_of::<Vec<u32>>() * self.buckets.capacity()
@@ -173,8 +188,8 @@ pub(super) fn plain_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mu
 }
 
 /// A one-member repair's search on the ring, where it applies: as [`plain_search`]'s (every word
-/// packed, no guard, packed parents), from the frontier the pull left in `ws.frontier` at any
-/// distances, within `push_budget` expansions. The frontier is sorted by distance (through
+/// packed, packed parents; a caller's rows that no pass checked are checked as read), from the
+/// frontier the pull left in `ws.frontier` at any distances, within `push_budget` expansions. The frontier is sorted by distance (through
 /// `ws.near_a`; its distances above the least are kept beside it in `ws.near_b`: both lists are
 /// near-far's only) and each entry queued when the drain reaches its bucket (the ring spans the
 /// largest weight only), unless its word dropped since, when the expansion that lowered it
@@ -185,7 +200,7 @@ pub(super) fn plain_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mu
 pub(super) fn repair_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mut UpdateStats, push_budget: Option<i64>) -> Option<Search> {
     let p = run.packing;
     // The source's word is final at 0, so no candidate undercuts it (as in a static solve).
-    if run.old.is_some() || run.out.guard.is_some() || !p.packed_parents() || p.dist(ws.packed[run.source].load(Relaxed)) != 0 {
+    if run.old.is_some() || !p.packed_parents() || p.dist(ws.packed[run.source].load(Relaxed)) != 0 {
         return None;
     }
     let frontier = &ws.frontier;
@@ -299,7 +314,9 @@ fn drain<E: Exec, const WIDE: bool, const REPAIR: bool>(run: &Run<'_, E>, ws: &W
             // the load of u's word (predicted past the test above, they overlap its miss).
             let d = if WIDE { word_d } else { at };
             pushes += 1;
-            let row = out.unchecked_row(u);
+            // A caller's rows that no pass checked are checked as read (a bad one reads empty and
+            // is reported after the search); a static solve's rows are never guarded.
+            let row = if REPAIR { out.row(u) } else { out.unchecked_row(u) };
             let parent = u as u64;
             for (&x, &w) in out.col[row.clone()].iter().zip(&out.w[row]) {
                 let nd = d + w as u64;
@@ -364,6 +381,31 @@ pub(super) mod tests {
         assert_eq!((r.next(0), r.take(9)), (Some(9), vec![2]));
     }
 
+    fn arrays(c: &Csr) -> crate::CsrArrays<'_> {
+        crate::CsrArrays { row_ptr: c.row_ptr(), col: c.col_ind(), w: c.weights() }
+    }
+
+    /// The reverse graph of `c`'s rows: offsets, tails and weights.
+    fn reversed(c: &Csr) -> (Vec<i32>, Vec<i32>, Vec<i32>) {
+        let n = c.n();
+        let mut rp = vec![0i32; n + 1];
+        for &v in c.col_ind() {
+            rp[v as usize + 1] += 1;
+        }
+        for v in 0..n {
+            rp[v + 1] += rp[v];
+        }
+        let (mut at, mut tails, mut w) = (rp.clone(), vec![0i32; c.m()], vec![0i32; c.m()]);
+        for u in 0..n {
+            for e in c.row_ptr()[u] as usize..c.row_ptr()[u + 1] as usize {
+                let v = c.col_ind()[e] as usize;
+                (tails[at[v] as usize], w[at[v] as usize]) = (u as i32, c.weights()[e]);
+                at[v] += 1;
+            }
+        }
+        (rp, tails, w)
+    }
+
     /// The grid of `side`^2 with weights 1..=`wmax` times `scale` (a scale keeps the ties).
     pub(in crate::sssp) fn scaled(side: usize, wmax: i32, scale: i32, seed: u32) -> Graph {
         let t = grid(side, side, 1, 1, wmax, seed).unwrap();
@@ -421,6 +463,56 @@ pub(super) mod tests {
                 assert_eq!((r.distances(), r.parents()), (&d[..], &p[..]), "{case}");
                 assert!(!r.stats().fallback_used, "{case}: repaired");
             }
+        }
+    }
+
+    #[test]
+    fn a_drop_in_repair_of_most_of_a_tree_is_dijkstras_tree_and_checks_the_rows_it_reads() {
+        // A caller's arrays' repair whose insertions reach most of the tree runs on the ring; with
+        // the Delta, the weight bound and the reverse graph given and fewer than a third of the
+        // tree invalidated, no pass checks the rows first: each is checked as read. Dijkstra's tree of the updated graph, by a repair; and a weight above
+        // the caller's max_weight in a row the repair reads is refused, the arrays left as they
+        // were.
+        for (side, wmax, scale, source) in [(30, 3, 1, 0), (40, 100, 1, 17), (30, 60, 35_000_000, 44)] {
+            let n = side * side;
+            let g = scaled(side, wmax, scale, 11);
+            let old = g.to_csr();
+            let mut heads = Vec::new();
+            let mut b = crate::Batch::new(1);
+            // New edges only (an existing one's raised weight would be a changed edge to list).
+            for i in 0..n / 16 {
+                let (u, v) = ((i * 104_729 + 5) % n, (i * 7919 + 13) % n);
+                if u != v && !old.col_ind()[old.row_ptr()[u] as usize..old.row_ptr()[u + 1] as usize].contains(&(v as i32)) && !heads.contains(&(v as i32)) {
+                    b.insert(u as i32, v as i32, &[(1 + (i as i32 * 37) % wmax) * scale]);
+                    heads.push(v as i32);
+                }
+            }
+            assert!(heads.len() * 32 > n && heads.len() * 3 < n);
+            let mut updated = scaled(side, wmax, scale, 11);
+            crate::update(&Resources::sequential(), &mut updated, &b.view(), &mut []).unwrap();
+            let (d, p) = dijkstra(&updated, 0, source);
+            let new = updated.to_csr();
+            let res = Resources::parallel(1).unwrap();
+            let (mut d0, mut p0) = (vec![0i64; n], vec![0i32; n]);
+            crate::sosp_solve_arrays(&res, arrays(&old), source, 0, 0, &mut d0, &mut p0).unwrap();
+            let max_weight = (wmax * scale) as i64;
+            let delta = crate::sssp::default_delta(new.m(), n, (0..new.m()).map(|e| new.weights()[e] as i64).sum());
+            let (rp, tails, rw) = reversed(&new);
+            let rev = || Some(crate::CsrArrays { row_ptr: &rp, col: &tails, w: &rw });
+            let case = format!("side {side}, weights up to {wmax} x {scale}");
+            let (mut dist, mut parent) = (d0.clone(), p0.clone());
+            let st = crate::sosp_update_arrays(&res, arrays(&new), rev(), &[], &[], &heads, source, delta, max_weight, &mut dist, &mut parent).unwrap();
+            assert!(!st.fallback_used, "{case}: repaired");
+            assert_eq!((&dist[..], &parent[..]), (&d[..], &p[..]), "{case}");
+            // A vertex the insertions brought closer is expanded: its row is read.
+            let v = (0..n).find(|&v| d[v] < d0[v] && new.row_ptr()[v] < new.row_ptr()[v + 1]).unwrap();
+            let mut w = new.weights().to_vec();
+            w[new.row_ptr()[v] as usize] = max_weight as i32 + 1;
+            let bad = crate::CsrArrays { row_ptr: new.row_ptr(), col: new.col_ind(), w: &w };
+            let (mut dist, mut parent) = (d0.clone(), p0.clone());
+            let e = crate::sosp_update_arrays(&res, bad, rev(), &[], &[], &heads, source, delta, max_weight, &mut dist, &mut parent).unwrap_err();
+            assert!(e.to_string().contains("weight"), "{case}: {e}");
+            assert_eq!((&dist[..], &parent[..]), (&d0[..], &p0[..]), "{case}: refused, arrays kept");
         }
     }
 

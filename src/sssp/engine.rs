@@ -453,7 +453,7 @@ pub(crate) fn update<'i, E: Exec>(
         }
         let g1 = gens.next(ws);
         let search = {
-            let run = Run { old: lazy.then_some(OldWords { dist: &*dist, parent: &*parent }), resident: old_tree == OldTree::Trusted, ..run };
+            let run = Run { old: lazy.then_some(OldWords { dist: &*dist, parent: &*parent }), ..run };
             stats.visits.pull += ws.candidates.len() as i64;
             // Nothing to pull (a batch that invalidates nothing and inserts nothing here): the
             // in-edges, which a first repair may have to make, are not asked for.

@@ -79,9 +79,14 @@ pub(crate) fn lease_workspace(res: &Resources, n: usize) -> Lease<'_, Workspace>
 // Here rather than in `resources`, which stays below the engines and knows no workspace type.
 impl Resources {
     /// Allocates an SSSP workspace for up to `n` vertices now and keeps it idle in the pool, so that
-    /// the next run on that many vertices does not allocate (see `dyng_reserve_workspace`).
+    /// the next run on that many vertices does not allocate its lists (see
+    /// `dyng_reserve_workspace`; the one-thread searches' ring of buckets gets its least size).
     pub fn reserve_workspace(&self, n: usize) {
-        lease_workspace(self, n).give_back();
+        let ws = lease_workspace(self, n);
+        if self.device().is_host() {
+            ws.dial.lock().reserve();
+        }
+        ws.give_back();
     }
 }
 

@@ -84,10 +84,9 @@ fn search<E: Exec>(
     if solo && run.exec.bucket_queue() {
         let plain = match kind {
             SearchKind::Static => plain_search(run, ws, stats),
-            // A result's repair on the ring where the chained blocks' queue would run: not where
-            // its words are loaded when met and listed when written (`track`), which that queue
-            // does.
-            SearchKind::Repair if run.resident && !track && ring_size(n).is_some() => repair_search(run, ws, stats, push_budget),
+            // A repair on the ring where the chained blocks' queue would run: not where its words
+            // are loaded when met and listed when written (`track`), which that queue does.
+            SearchKind::Repair if !track && ring_size(n).is_some() => repair_search(run, ws, stats, push_budget),
             SearchKind::Repair => None,
         };
         if let Some(end) = plain {

@@ -94,7 +94,8 @@ impl<'a> OutView<'a> {
                 let (lo, hi) = (b[0] as usize, b[self.n] as usize);
                 e.for_chunks(hi - lo, GRAIN_VERTICES * 16, |r| {
                     let r = lo + r.start..lo + r.end;
-                    let heads = self.col[r.clone()].iter().fold(false, |bad, &x| bad | (x as u32 as usize >= self.n));
+                    let n = self.n as u32;
+                    let heads = self.col[r.clone()].iter().fold(false, |bad, &x| bad | (x as u32 >= n));
                     let weights = self.w[r].iter().fold(false, |bad, &w| bad | (w < 1) | (w as i64 > g.max_weight));
                     if heads | weights {
                         bad.store(true, Relaxed);
@@ -218,11 +219,6 @@ pub(super) struct Run<'a, E: Exec> {
     pub(super) packing: Packing,
     /// The old tree, in a trusted repair's search (its words are loaded lazily).
     pub(super) old: Option<OldWords<'a>>,
-    /// The search repairs a result's own tree, whose workspace stays in its resources' pool: its
-    /// queue may be one whose buckets grow and keep their room (`dial.rs`). A caller's arrays'
-    /// repair keeps to the workspace's fixed lists, so that a workspace reserved ahead
-    /// (`dyng_reserve_workspace`) serves it without allocating.
-    pub(super) resident: bool,
 }
 
 impl<E: Exec> Run<'_, E> {
@@ -270,7 +266,7 @@ impl<'a, E: Exec> Run<'a, E> {
             ..Default::default()
         };
         let delta = delta as u64;
-        Ok((Run { exec, out, source, delta, packing, old: None, resident: false }, stats))
+        Ok((Run { exec, out, source, delta, packing, old: None }, stats))
     }
 }
 
