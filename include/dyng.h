@@ -855,8 +855,9 @@ void dyng_resources_free(struct dyng_resources_t *res);
  * their first call does not pay for it (the originals allocate theirs before the first update, in
  * `SospWorkspace::reserve`), and the ring of buckets a one-thread search queues on (a static
  * solve, or a repair that reaches most of the tree) at its least size, 64 buckets of 16 entries
- * (4 KB): a search whose buckets hold more grows them on its first call and keeps the room
- * (17 KB on a 129K-vertex road network). It stays in the pool like any idle workspace. Thread
+ * (4 KB): a search whose buckets hold more grows them, and they keep the room (17 KB on a
+ * 129K-vertex road network after a static solve), so that growth ends once the searches of a
+ * graph have met their largest buckets. It stays in the pool like any idle workspace. Thread
  * safety: thread-safe.
  *
  * # Safety
