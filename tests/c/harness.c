@@ -890,7 +890,7 @@ int main(int argc, char **argv) {
     test_graphs(seq);
     test_files(seq, argv[1]);
     test_results(seq, 1);
-    test_results(par, 4);
+    test_results(par, 5);
     test_mosp_from_trees(seq);
     test_mosp_from_trees(par);
     test_sosp_arrays(seq);
