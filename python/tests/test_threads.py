@@ -26,19 +26,22 @@ def steps_of_another_thread_during(f):
             ticks[0] += 1
             time.sleep(0)  # gives up the GIL at every step
 
+    # The interval is set before the thread starts: a wait for the GIL begun under the old one
+    # (5 ms) could still end in a forced switch during f().
     old = sys.getswitchinterval()
-    th = threading.Thread(target=spin)
-    th.start()
-    started.wait()
     sys.setswitchinterval(100.0)
+    th = threading.Thread(target=spin)
     try:
+        th.start()
+        started.wait()
         before = ticks[0]
         f()
         during = ticks[0] - before
     finally:
         sys.setswitchinterval(old)
         stop.set()
-        th.join()
+        if th.is_alive():
+            th.join()
     return during
 
 
