@@ -168,19 +168,11 @@ pub(super) fn plain_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mu
     }
     debug_assert!(ws.frontier.len() == 1 && ws.frontier.get(0) as usize == run.source);
     debug_assert!(p.dist(ws.packed[run.source].load(Relaxed)) == 0);
-    // Pending distances lie within max_weight of the one expanded: (max_weight >> shift) + 1
-    // buckets past it at most.
     let mut guard = ws.dial.lock();
     let ring: &mut DialRing = &mut guard;
-    let wider = ring.learned.wider(run.out.n, p.max_weight());
-    let wide = Wide::new(run.out.n, Wide::shift_for(p.max_weight(), WIDEST as u64) + wider);
-    ring.reset((p.max_weight() >> wide.shift()) as usize + 2);
+    let (wide, wider) = size_ring(run, ring);
     ring.push(run.source as u32, 0);
-    let (pushes, iterations, _) = if wide.shift() == 0 {
-        drain::<E, false, false>(run, ws, ring, wide, Feed::NONE, i64::MAX)
-    } else {
-        drain::<E, true, false>(run, ws, ring, wide, Feed::NONE, i64::MAX)
-    };
+    let (pushes, iterations, _) = drain_by_width::<E, false>(run, ws, ring, wide, Feed::NONE, i64::MAX);
     ring.learned = Learned::after(run.out.n, p.max_weight(), wider, pushes, iterations, &WIDENING);
     stats.pushes += pushes;
     stats.iterations += iterations;
@@ -189,11 +181,11 @@ pub(super) fn plain_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &mu
 
 /// A one-member repair's search on the ring, where it applies: as [`plain_search`]'s (every word
 /// packed, packed parents; a caller's rows that no pass checked are checked as read), from the
-/// frontier the pull left in `ws.frontier` at any distances, within `push_budget` expansions. The frontier is sorted by distance (through
-/// `ws.near_a`; its distances above the least are kept beside it in `ws.near_b`: both lists are
-/// near-far's only) and each entry queued when the drain reaches its bucket (the ring spans the
-/// largest weight only), unless its word dropped since, when the expansion that lowered it
-/// queued it. With every word packed, the repairs' queue of chained blocks (`buckets.rs`) costs
+/// frontier the pull left in `ws.frontier` at any distances, within `push_budget` expansions.
+/// The frontier is sorted by distance (through `ws.near_a`; its distances above the least are
+/// kept beside it in `ws.near_b`: both lists are near-far's only) and each entry queued when the
+/// drain reaches its bucket (the ring spans the largest weight only), unless its word dropped
+/// since, when the expansion that lowered it queued it. With every word packed, the repairs' queue of chained blocks (`buckets.rs`) costs
 /// more per expansion (docs/performance.md). Buckets are as wide as the last static solve on
 /// this ring took them. Returns `None` (nothing done) where it does not apply, or where the
 /// frontier's distances span 2^31 or more.
@@ -217,19 +209,33 @@ pub(super) fn repair_search<E: Exec>(run: &Run<'_, E>, ws: &Workspace, stats: &m
     }
     let mut guard = ws.dial.lock();
     let ring: &mut DialRing = &mut guard;
-    let wider = ring.learned.wider(run.out.n, p.max_weight());
-    let wide = Wide::new(run.out.n, Wide::shift_for(p.max_weight(), WIDEST as u64) + wider);
-    ring.reset((p.max_weight() >> wide.shift()) as usize + 2);
+    let (wide, _) = size_ring(run, ring);
     let feed = Feed { vertices: &frontier.slots()[..frontier.len()], above: &ws.near_b.slots()[..frontier.len()], least };
-    let budget = push_budget.unwrap_or(i64::MAX);
-    let (pushes, iterations, end) = if wide.shift() == 0 {
-        drain::<E, false, true>(run, ws, ring, wide, feed, budget)
-    } else {
-        drain::<E, true, true>(run, ws, ring, wide, feed, budget)
-    };
+    let (pushes, iterations, end) = drain_by_width::<E, true>(run, ws, ring, wide, feed, push_budget.unwrap_or(i64::MAX));
     stats.pushes += pushes;
     stats.iterations += iterations;
     Some(end)
+}
+
+/// Empties `ring` and sizes it for the packing's largest weight, its buckets as wide as the last
+/// static solve on it took them: their coding, and the widening learned. Pending distances lie
+/// within the largest weight of the one expanded: (max_weight >> shift) + 1 buckets past it at
+/// most.
+fn size_ring<E: Exec>(run: &Run<'_, E>, ring: &mut DialRing) -> (Wide, u32) {
+    let p = run.packing;
+    let wider = ring.learned.wider(run.out.n, p.max_weight());
+    let wide = Wide::new(run.out.n, Wide::shift_for(p.max_weight(), WIDEST as u64) + wider);
+    ring.reset((p.max_weight() >> wide.shift()) as usize + 2);
+    (wide, wider)
+}
+
+/// [`drain`] of the kind `wide`'s buckets take: a distance each, or several.
+fn drain_by_width<E: Exec, const REPAIR: bool>(run: &Run<'_, E>, ws: &Workspace, ring: &mut DialRing, wide: Wide, feed: Feed<'_>, budget: i64) -> (i64, i64, Search) {
+    if wide.shift() == 0 {
+        drain::<E, false, REPAIR>(run, ws, ring, wide, feed, budget)
+    } else {
+        drain::<E, true, REPAIR>(run, ws, ring, wide, feed, budget)
+    }
 }
 
 /// A repair's frontier for [`drain`]: its vertices by distance, each distance as `least` plus
@@ -385,25 +391,10 @@ pub(super) mod tests {
         crate::CsrArrays { row_ptr: c.row_ptr(), col: c.col_ind(), w: c.weights() }
     }
 
-    /// The reverse graph of `c`'s rows: offsets, tails and weights.
-    fn reversed(c: &Csr) -> (Vec<i32>, Vec<i32>, Vec<i32>) {
-        let n = c.n();
-        let mut rp = vec![0i32; n + 1];
-        for &v in c.col_ind() {
-            rp[v as usize + 1] += 1;
-        }
-        for v in 0..n {
-            rp[v + 1] += rp[v];
-        }
-        let (mut at, mut tails, mut w) = (rp.clone(), vec![0i32; c.m()], vec![0i32; c.m()]);
-        for u in 0..n {
-            for e in c.row_ptr()[u] as usize..c.row_ptr()[u + 1] as usize {
-                let v = c.col_ind()[e] as usize;
-                (tails[at[v] as usize], w[at[v] as usize]) = (u as i32, c.weights()[e]);
-                at[v] += 1;
-            }
-        }
-        (rp, tails, w)
+    /// The reverse graph of `c`'s edges (row v lists the tails of the edges into v).
+    fn reversed(c: &Csr) -> Csr {
+        let tails: Vec<i32> = (0..c.n()).flat_map(|u| std::iter::repeat_n(u as i32, (c.row_ptr()[u + 1] - c.row_ptr()[u]) as usize)).collect();
+        Csr::from_edges(c.n(), 1, c.col_ind(), &tails, c.weights()).unwrap()
     }
 
     /// The grid of `side`^2 with weights 1..=`wmax` times `scale` (a scale keeps the ties).
@@ -470,9 +461,9 @@ pub(super) mod tests {
     fn a_drop_in_repair_of_most_of_a_tree_is_dijkstras_tree_and_checks_the_rows_it_reads() {
         // A caller's arrays' repair whose insertions reach most of the tree runs on the ring; with
         // the Delta, the weight bound and the reverse graph given and fewer than a third of the
-        // tree invalidated, no pass checks the rows first: each is checked as read. Dijkstra's tree of the updated graph, by a repair; and a weight above
-        // the caller's max_weight in a row the repair reads is refused, the arrays left as they
-        // were.
+        // tree invalidated, no pass checks the rows first: each is checked as read. Dijkstra's
+        // tree of the updated graph, by a repair; and a weight above the caller's max_weight in a
+        // row the repair reads is refused, the arrays left as they were.
         for (side, wmax, scale, source) in [(30, 3, 1, 0), (40, 100, 1, 17), (30, 60, 35_000_000, 44)] {
             let n = side * side;
             let g = scaled(side, wmax, scale, 11);
@@ -497,8 +488,8 @@ pub(super) mod tests {
             crate::sosp_solve_arrays(&res, arrays(&old), source, 0, 0, &mut d0, &mut p0).unwrap();
             let max_weight = (wmax * scale) as i64;
             let delta = crate::sssp::default_delta(new.m(), n, (0..new.m()).map(|e| new.weights()[e] as i64).sum());
-            let (rp, tails, rw) = reversed(&new);
-            let rev = || Some(crate::CsrArrays { row_ptr: &rp, col: &tails, w: &rw });
+            let reverse = reversed(&new);
+            let rev = || Some(arrays(&reverse));
             let case = format!("side {side}, weights up to {wmax} x {scale}");
             let (mut dist, mut parent) = (d0.clone(), p0.clone());
             let st = crate::sosp_update_arrays(&res, arrays(&new), rev(), &[], &[], &heads, source, delta, max_weight, &mut dist, &mut parent).unwrap();
